@@ -1,0 +1,1 @@
+"""CUDA -> HIP translation (installed as portagpu.hipify_bridge)."""

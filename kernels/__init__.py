@@ -1,0 +1,1 @@
+"""Portable kernels (installed as portagpu.kernels)."""

@@ -1,0 +1,5 @@
+import sys
+
+from portagpu.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""portagpu's linter: rules are YAML data under rules/, checkers are Python."""

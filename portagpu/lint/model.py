@@ -1,0 +1,92 @@
+"""Data types shared by the lint engine, the Python checkers and the CUDA analyser.
+
+Positions are 1-based lines and 1-based character columns (as ruff prints
+them); end positions are exclusive columns on end_line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+Language = Literal["python", "cuda"]
+Target = Literal["rocm", "mps", "cpu"]
+Applicability = Literal["safe", "suggestion"]
+
+ALL_TARGETS: tuple[Target, ...] = ("rocm", "mps", "cpu")
+
+
+@dataclass(frozen=True)
+class Example:
+    code: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the catalogue, as read from rules/*.yaml."""
+
+    id: str  # e.g. PG101
+    name: str  # kebab-case, e.g. torch-cuda-api
+    family: str  # file stem it came from
+    language: Language
+    severity: Severity
+    targets: tuple[Target, ...]  # targets on which the idiom breaks
+    message: str  # one line; may hold {placeholders} that checkers fill
+    why: str  # what breaks, on which vendor
+    replacement: str  # the portable way
+    fix: Literal["safe", "suggestion", "none"]
+    checker: str  # name of the Python checker that implements it
+    options: dict[str, Any] = field(default_factory=dict)
+    invalid: tuple[Example, ...] = ()  # must trigger
+    valid: tuple[Example, ...] = ()  # must not trigger
+    source: str = ""  # file the rule was loaded from
+
+    def applies_to(self, targets: tuple[str, ...] | list[str]) -> bool:
+        return any(t in self.targets for t in targets)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace [line:col, end_line:end_col) with content."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    code: str
+    message: str
+    severity: Severity = "warning"
+    fix: Fix | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.code)
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """What checkers need to know of the user's configuration."""
+
+    targets: tuple[str, ...] = ALL_TARGETS
+    # Python calls/attributes whose truth marks a vendor guard (e.g. "is_hip")
+    guard_names: tuple[str, ...] = ()
+    # preprocessor macros that mark HIP/ROCm-guarded C code (added to the defaults)
+    guard_macros: tuple[str, ...] = ()

@@ -1,0 +1,1 @@
+"""portagpu's rule catalogue: YAML data only, loaded by portagpu.lint.catalogue."""
