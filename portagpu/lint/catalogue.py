@@ -14,6 +14,7 @@ A catalogue file holds one family of rules:
         replacement: ...          # the portable way
         fix: suggestion           # safe | suggestion | none
         checker: torch_cuda_call  # Python checker implementing it
+        tokens: ["cuda"]          # pre-scan: a file lacking all of these is skipped
         options: {...}            # data the checker reads
         examples:
           invalid: ["torch.cuda.synchronize()"]
@@ -92,6 +93,7 @@ def parse_rule(raw: dict[str, Any], *, family: str, language: str, source: str) 
         invalid=_examples(examples.get("invalid"), where),
         valid=_examples(examples.get("valid"), where),
         source=source,
+        tokens=tuple(str(t) for t in raw.get("tokens") or ()),
     )
 
 

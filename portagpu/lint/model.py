@@ -42,6 +42,10 @@ class Rule:
     invalid: tuple[Example, ...] = ()  # must trigger
     valid: tuple[Example, ...] = ()  # must not trigger
     source: str = ""  # file the rule was loaded from
+    # literal substrings of which at least one must occur in a file's text for
+    # the rule to possibly match; the engine's pre-scan skips files with none.
+    # Empty means "cannot pre-filter": every file is parsed for this rule.
+    tokens: tuple[str, ...] = ()
 
     def applies_to(self, targets: tuple[str, ...] | list[str]) -> bool:
         return any(t in self.targets for t in targets)
@@ -79,6 +83,14 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
+
+
+class ParseFailure(Exception):
+    """A checker could not parse the file; the engine reports it as a finding."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.line, self.col = message, line, col
 
 
 @dataclass(frozen=True)
