@@ -16,8 +16,8 @@ _LAZY = {
     "Device": "portagpu.device",
     "detect": "portagpu.device",
     "devices": "portagpu.device",
-    "Telemetry": "portagpu.telemetry",
-    "telemetry": "portagpu.telemetry",
+    "Telemetry": "portagpu.readings",
+    "telemetry": "portagpu.readings",
     "PortagpuError": "portagpu.errors",
     "DeviceNotFoundError": "portagpu.errors",
     "launch": "portagpu.runtime",
@@ -33,7 +33,7 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # pragma: no cover
     from portagpu.device import Device, detect, devices  # noqa: F401
     from portagpu.errors import DeviceNotFoundError, PortagpuError  # noqa: F401
-    from portagpu.telemetry import Telemetry, telemetry  # noqa: F401
+    from portagpu.readings import Telemetry, telemetry  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,57 @@
+"""Small helpers the vendor probes share: guarded imports and number clean-up."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+# Device nodes whose presence hints at a GPU driver without importing anything.
+NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
+AMD_NODES = ("/dev/kfd",)
+
+
+def any_path_exists(paths: tuple[str, ...]) -> bool:
+    return any(os.path.exists(p) for p in paths)
+
+
+def loaded(name: str) -> ModuleType | None:
+    """The module if the process already imported it (or a test put a fake there)."""
+    return sys.modules.get(name)
+
+
+def optional_import(name: str) -> ModuleType | None:
+    """Import `name` or return None. Vendor libraries fail in odd ways when their
+    native part is missing: PyPI's amdsmi raises KeyError, others OSError."""
+    try:
+        return importlib.import_module(name)
+    except (ImportError, KeyError, OSError, RuntimeError, AttributeError):
+        return None
+
+
+def number(value: Any) -> float | None:
+    """A reading as a float; None for "N/A" strings, UINT32_MAX sentinels and errors."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if value in (0xFFFFFFFF, 0xFFFF, 0xFFFFFFFFFFFFFFFF) or value < 0:
+            return None
+        return float(value)
+    try:
+        return number(float(str(value).strip().split()[0]))
+    except (ValueError, IndexError):
+        return None
+
+
+def text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def torch_cuda_initialized(torch: ModuleType | None) -> bool:
+    """True if torch already set up CUDA/HIP in this process, so asking it is free."""
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a broken torch is just "no"
+        return False
