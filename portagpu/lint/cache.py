@@ -1,0 +1,93 @@
+"""Findings cached by file content, so an unchanged tree re-lints at once.
+
+One pickle per (portagpu version, rule set + settings + checker code) under
+`.portagpu_cache/`; entries are keyed by a hash of the file's real path and
+bytes. Written atomically; a corrupt or foreign cache file is ignored."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from portagpu.lint.model import Finding
+
+_FORMAT = 1
+_KEEP_FILES = 8  # cache files of other rule sets kept per version
+
+
+def content_key(real_path: str, data: bytes) -> bytes:
+    digest = hashlib.sha256()  # hardware-accelerated: twice blake2b's speed here
+    digest.update(real_path.encode("utf-8", "surrogateescape"))
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.digest()[:16]
+
+
+class FindingsCache:
+    def __init__(self, directory: Path, fingerprint: str, *, enabled: bool = True) -> None:
+        from portagpu._version import __version__
+
+        self.enabled = enabled
+        self.folder = directory / __version__
+        self.file = self.folder / f"{fingerprint}.pickle"
+        self._old: dict[bytes, tuple[Finding, ...]] = {}
+        self._new: dict[bytes, tuple[Finding, ...]] = {}
+        self.hits = 0
+        if enabled:
+            self._old = self._read()
+
+    def _read(self) -> dict[bytes, tuple[Finding, ...]]:
+        try:
+            with open(self.file, "rb") as fh:
+                fmt, entries = pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+            return {}
+        return entries if fmt == _FORMAT and isinstance(entries, dict) else {}
+
+    def get(self, key: bytes, shown_path: str) -> list[Finding] | None:
+        if not self.enabled:
+            return None
+        entry = self._old.get(key)
+        if entry is None:
+            entry = self._new.get(key)
+            if entry is None:
+                return None
+        else:
+            self._new[key] = entry
+        self.hits += 1
+        return [replace(f, path=shown_path) for f in entry]
+
+    def put(self, key: bytes, findings: list[Finding]) -> None:
+        if self.enabled:
+            self._new[key] = tuple(replace(f, path="") for f in findings)
+
+    def save(self) -> None:
+        """Keeps only this run's entries (stale ones would grow it forever)."""
+        if not self.enabled or (self._new.keys() == self._old.keys()):
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            top = self.folder.parent
+            tag = top / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# portagpu lint cache\n")
+                (top / ".gitignore").write_text("# created by portagpu lint\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pickle")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((_FORMAT, self._new), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.file)
+            self._prune()
+        except OSError:
+            pass  # a read-only tree still lints, just without a cache
+
+    def _prune(self) -> None:
+        files = sorted(self.folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in files[_KEEP_FILES:]:
+            try:
+                stale.unlink()
+            except OSError:
+                pass

@@ -1,0 +1,291 @@
+"""`[tool.portagpu.lint]` in the nearest pyproject.toml, merged with the
+command line, and the rule selection it implies.
+
+    [tool.portagpu.lint]
+    select = ["PG"]                      # codes or prefixes; "ALL"; default: all
+    extend-select = []
+    ignore = ["PG105"]
+    per-file-ignores = { "tests/*" = ["PG1"] }
+    exclude = ["third_party/", "*_pb2.py"]   # gitignore-style, relative to this file
+    targets = ["rocm", "mps"]            # default: rocm, mps, cpu
+    guard-names = ["is_hip", "on_amd"]
+    guard-macros = ["USE_ROCM"]
+    extend-rules = ["lint/our_rules.yaml"]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from portagpu.errors import ConfigError
+from portagpu.lint.model import ALL_TARGETS, LintSettings, Rule
+
+KNOWN_KEYS = {
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "targets",
+    "guard-names",
+    "guard-macros",
+    "extend-rules",
+    "respect-gitignore",
+    "cache-dir",
+}
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    root: Path = field(default_factory=Path.cwd)  # patterns are relative to it
+    source: str = "defaults"  # file the settings came from, for messages
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ALL_TARGETS
+    guard_names: tuple[str, ...] = ()
+    guard_macros: tuple[str, ...] = ()
+    extend_rules: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    cache: bool = True
+    cache_dir: str = ".portagpu_cache"
+    jobs: int | None = None  # None: every core
+
+    def settings(self) -> LintSettings:
+        return LintSettings(
+            targets=self.targets, guard_names=self.guard_names, guard_macros=self.guard_macros
+        )
+
+    def catalogue(self) -> tuple[Rule, ...]:
+        from portagpu.lint.catalogue import load_catalogue
+
+        return load_catalogue(extend=self.extend_rules)
+
+    def rules(self) -> tuple[Rule, ...]:
+        """Selected rules that matter on at least one of the configured targets."""
+        catalogue = self.catalogue()
+        chosen = select_rules(
+            catalogue,
+            select=self.select + self.extend_select,
+            ignore=self.ignore,
+            where=self.source,
+        )
+        for _, codes in self.per_file_ignores:
+            check_selectors(codes, catalogue, self.source)
+        return tuple(r for r in chosen if r.applies_to(self.targets))
+
+    def cache_path(self) -> Path:
+        return (self.root / self.cache_dir).resolve()
+
+    def fingerprint(self, rules: Sequence[Rule]) -> str:
+        """What the cached findings of a file depend on besides its text."""
+        from portagpu._version import __version__
+
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(__version__.encode())
+        digest.update(repr(self.settings()).encode())
+        digest.update(repr(sorted(rules, key=lambda r: r.id)).encode())
+        digest.update(_code_stamp().encode())
+        return digest.hexdigest()
+
+
+def _code_stamp() -> str:
+    """Sizes and mtimes of the checker code, so an editable install invalidates
+    the cache when a checker changes without a version bump."""
+    import portagpu
+
+    base = Path(portagpu.__file__).parent
+    parts = []
+    for folder in ("lint", "cuda", "lint/python"):
+        try:
+            with os.scandir(base / folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".py"):
+                        st = entry.stat()
+                        parts.append(f"{folder}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            continue
+    return ";".join(sorted(parts))
+
+
+def _matches(selector: str, code: str) -> int:
+    """Specificity of a selector for a code: -1 no match, 0 for ALL, else its length."""
+    if selector == "ALL":
+        return 0
+    return len(selector) if code.startswith(selector) else -1
+
+
+def check_selectors(selectors: Iterable[str], catalogue: Sequence[Rule], where: str) -> None:
+    ids = [r.id for r in catalogue]
+    for selector in selectors:
+        if selector != "ALL" and not any(i.startswith(selector) for i in ids):
+            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+
+
+def select_rules(
+    catalogue: Sequence[Rule], *, select: Sequence[str], ignore: Sequence[str], where: str
+) -> tuple[Rule, ...]:
+    """ruff's semantics: the most specific selector wins; on a tie, ignore wins."""
+    check_selectors(select, catalogue, where)
+    check_selectors(ignore, catalogue, where)
+    chosen = []
+    for rule in catalogue:
+        picked = max((_matches(s, rule.id) for s in select), default=-1)
+        dropped = max((_matches(s, rule.id) for s in ignore), default=-1)
+        if picked >= 0 and picked > dropped:
+            chosen.append(rule)
+    return tuple(chosen)
+
+
+def parse_targets(raw: Any, where: str) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [t.strip() for t in raw.split(",") if t.strip()]
+    if not isinstance(raw, list | tuple) or not raw:
+        raise ConfigError(f"{where}: targets must be a non-empty list of {list(ALL_TARGETS)}")
+    bad = [t for t in raw if t not in ALL_TARGETS]
+    if bad:
+        raise ConfigError(f"{where}: unknown target(s) {bad}; known: {', '.join(ALL_TARGETS)}")
+    return tuple(dict.fromkeys(raw))
+
+
+def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    if not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise ConfigError(f"{path}: reading TOML needs Python 3.11+ or `tomli`") from None
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _section(data: dict[str, Any]) -> dict[str, Any] | None:
+    tool = data.get("tool")
+    portagpu = tool.get("portagpu") if isinstance(tool, dict) else None
+    lint = portagpu.get("lint") if isinstance(portagpu, dict) else None
+    return lint if isinstance(lint, dict) else None
+
+
+def find_pyproject(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml at or above `start` holding [tool.portagpu.lint]."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            section = _section(_load_toml(candidate))
+            if section is not None:
+                return candidate, section
+    return None
+
+
+def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
+    where = str(path)
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) in [tool.portagpu.lint]: {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(KNOWN_KEYS))}"
+        )
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+    pfi = tuple(
+        (pattern, _strings({"codes": codes}, "codes", f"{where}: per-file-ignores {pattern!r}"))
+        for pattern, codes in per_file.items()
+    )
+    root = path.parent
+    config = LintConfig(
+        root=root,
+        source=where,
+        select=_strings(table, "select", where) if "select" in table else ("ALL",),
+        extend_select=_strings(table, "extend-select", where),
+        ignore=_strings(table, "ignore", where),
+        per_file_ignores=pfi,
+        exclude=_strings(table, "exclude", where) + _strings(table, "extend-exclude", where),
+        targets=parse_targets(table["targets"], where) if "targets" in table else ALL_TARGETS,
+        guard_names=_strings(table, "guard-names", where),
+        guard_macros=_strings(table, "guard-macros", where),
+        extend_rules=tuple(str((root / p).resolve()) for p in _strings(table, "extend-rules", where)),
+    )
+    for key in ("respect-gitignore",):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: `{key}` must be true or false")
+            config = replace(config, respect_gitignore=table[key])
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str):
+            raise ConfigError(f"{where}: `cache-dir` must be a string")
+        config = replace(config, cache_dir=table["cache-dir"])
+    for rule_file in config.extend_rules:
+        if not Path(rule_file).is_file():
+            raise ConfigError(f"{where}: extend-rules file not found: {rule_file}")
+    config.rules()  # unknown codes in select/ignore/per-file-ignores fail here, naming the file
+    return config
+
+
+def load_config(start: Path | None = None, *, config_file: Path | None = None) -> LintConfig:
+    """The project's config (nearest pyproject.toml with a [tool.portagpu.lint]
+    section above `start`), or defaults rooted at the current directory."""
+    if config_file is not None:
+        section = _section(_load_toml(config_file))
+        return config_from_table(section or {}, config_file.resolve())
+    found = find_pyproject(start or Path.cwd())
+    if found is None:
+        return LintConfig(root=Path.cwd())
+    path, section = found
+    return config_from_table(section, path)
+
+
+def with_overrides(
+    config: LintConfig,
+    *,
+    select: Sequence[str] | None = None,
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    targets: Sequence[str] | None = None,
+    cache: bool | None = None,
+    jobs: int | None = None,
+) -> LintConfig:
+    """Command-line options on top of the file: --select replaces, the rest extend."""
+    changes: dict[str, Any] = {}
+    if select is not None:
+        changes["select"] = tuple(select)
+    if extend_select:
+        changes["extend_select"] = config.extend_select + tuple(extend_select)
+    if ignore:
+        changes["ignore"] = config.ignore + tuple(ignore)
+    if targets is not None:
+        changes["targets"] = parse_targets(list(targets), "--target")
+    if cache is not None:
+        changes["cache"] = cache
+    if jobs is not None:
+        if jobs < 1:
+            raise ConfigError("-j/--jobs must be at least 1")
+        changes["jobs"] = jobs
+    updated = replace(config, source=f"{config.source} (with command-line options)", **changes)
+    if select is not None or extend_select or ignore:
+        updated.rules()
+    return updated

@@ -1,0 +1,212 @@
+"""Which files `portagpu lint PATHS` looks at: .py/.pyi for the Python side,
+.cu/.cuh for the CUDA side; .gitignore files and config `exclude` globs are
+respected; symlink loops and unreadable folders become PG9xx diagnostics."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from portagpu.lint import meta
+from portagpu.lint.source import language_of
+
+# folders nobody wants linted (ruff's defaults); applied to what the walk
+# finds, never to a path named on the command line
+DEFAULT_EXCLUDE_DIRS = frozenset(
+    {
+        ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+        ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype",
+        ".ruff_cache", ".svn", ".tox", ".venv", ".vscode", "__pypackages__", "_build",
+        "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+        "__pycache__", ".portagpu_cache",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str  # as it will be reported
+    language: str
+    real: str  # symlinks resolved: the identity of the file
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A path that could not be walked: reported as one PG9xx diagnostic."""
+
+    path: str
+    code: str
+    detail: str
+
+
+class _Ignores:
+    """gitignore-style specs, each anchored at a folder."""
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[str, object]] = []
+
+    def add(self, base: str, lines: Sequence[str]) -> None:
+        import pathspec
+
+        lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+        if lines:
+            self._specs.append((os.path.abspath(base), pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def add_file(self, folder: str) -> None:
+        path = os.path.join(folder, ".gitignore")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                self.add(folder, fh.read().splitlines())
+        except OSError:
+            pass
+
+    def copy(self) -> _Ignores:
+        other = _Ignores()
+        other._specs = list(self._specs)
+        return other
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        for base, spec in self._specs:
+            prefix = base.rstrip(os.sep) + os.sep
+            if not path.startswith(prefix):
+                continue
+            rel = path[len(prefix) :].replace(os.sep, "/") + ("/" if is_dir else "")
+            if spec.match_file(rel):  # type: ignore[attr-defined]
+                return True
+        return False
+
+
+def _git_ancestors(folder: str) -> list[str]:
+    """Folders from the enclosing git root (or `folder` if none) down to folder's parent."""
+    chain = []
+    current = os.path.abspath(folder)
+    while True:
+        parent = os.path.dirname(current)
+        if os.path.isdir(os.path.join(current, ".git")) or parent == current:
+            break
+        current = parent
+        chain.append(current)
+    if not os.path.isdir(os.path.join(current, ".git")):
+        return []
+    return list(reversed(chain))
+
+
+def _display(path: str, cwd: str) -> str:
+    rel = os.path.relpath(path, cwd)
+    return path if rel.startswith("..") else rel
+
+
+def discover(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    root: Path,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+) -> Iterator[Candidate | Problem]:
+    """Yields files to lint (sorted, each once) and problems met on the way."""
+    cwd = os.getcwd()
+    user = _Ignores()
+    user.add(str(root.resolve()), list(exclude))
+    seen: set[str] = set()
+
+    def emit(real: str, shown: str, language: str) -> Iterator[Candidate]:
+        if real not in seen:
+            seen.add(real)
+            yield Candidate(shown, language, real)
+
+    for given in paths:
+        path = os.path.abspath(os.fspath(given))
+        shown = _display(path, cwd)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                yield Problem(shown, meta.SYMLINK_LOOP, "the link resolves to itself")
+            else:
+                yield Problem(shown, meta.UNREADABLE, exc.strerror or str(exc))
+            continue
+        if not os.path.isdir(path):
+            yield from emit(os.path.realpath(path), shown, language_of(path) or "python")
+            continue
+        ignores = _Ignores()
+        if respect_gitignore:
+            for folder in _git_ancestors(path):
+                ignores.add_file(folder)
+            if ignores.ignored(path, True):
+                # a folder named on the command line is linted even if a
+                # parent's .gitignore hides it (as ruff does)
+                ignores = _Ignores()
+        where = _Where(path, os.path.realpath(path), shown, cwd)
+        yield from _walk(where, ignores, user, respect_gitignore, [(st.st_dev, st.st_ino)], emit)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A folder as walked, as resolved, and as shown to the user."""
+
+    path: str
+    real: str
+    shown: str
+    cwd: str
+
+    def child(self, name: str, real: str | None = None) -> _Where:
+        return _Where(
+            os.path.join(self.path, name),
+            real or os.path.join(self.real, name),
+            os.path.join(self.shown, name),
+            self.cwd,
+        )
+
+
+def _walk(where, ignores, user, respect_gitignore, ancestors, emit):
+    folder, cwd = where.path, where.cwd
+    if respect_gitignore:
+        ignores = ignores.copy()
+        ignores.add_file(folder)
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield Problem(_display(folder, cwd), meta.UNREADABLE, exc.strerror or str(exc))
+        return
+    for entry in entries:
+        path = entry.path
+        try:
+            is_dir = entry.is_dir()  # follows symlinks
+        except OSError:
+            is_dir = False
+        link = entry.is_symlink()
+        if link:
+            try:
+                os.stat(path)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, "the link resolves to itself")
+                    continue
+                if language_of(path):  # a dangling link to a source file
+                    yield Problem(_display(path, cwd), meta.UNREADABLE, exc.strerror or str(exc))
+                continue
+        if is_dir:
+            if entry.name in DEFAULT_EXCLUDE_DIRS:
+                continue
+            if user.ignored(path, True) or (respect_gitignore and ignores.ignored(path, True)):
+                continue
+            st = entry.stat()
+            key = (st.st_dev, st.st_ino)
+            if key in ancestors:
+                target = os.path.realpath(path)
+                yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, f"points back to {_display(target, cwd)}")
+                continue
+            child = where.child(entry.name, os.path.realpath(path) if link else None)
+            yield from _walk(child, ignores, user, respect_gitignore, [*ancestors, key], emit)
+            continue
+        language = language_of(entry.name)
+        if language is None:
+            continue
+        if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
+            continue
+        real = os.path.realpath(path) if link else os.path.join(where.real, entry.name)
+        yield from emit(real, os.path.join(where.shown, entry.name), language)

@@ -1,0 +1,456 @@
+"""The lint engine: dispatch of one text to the Python or CUDA checkers
+(`lint_text`), and a whole run over files and folders (`lint_paths`).
+
+Speed comes from not doing work: a file whose text holds none of the
+selected rules' `tokens` is never parsed; findings are cached by content;
+files that must be parsed are spread over a process pool in chunks, with
+the rules sent once per worker."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from portagpu.lint import meta
+from portagpu.lint.config import LintConfig
+from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
+from portagpu.lint.suppression import add_noqa, apply_suppressions
+
+Checker = Callable[[str, str, Sequence[Rule], LintSettings], list[Finding]]
+
+
+# -- dispatch ----------------------------------------------------------------
+
+
+@cache
+def _checker(language: str) -> Checker | None:
+    """The other areas' entry points, imported on first use; None until they exist."""
+    try:
+        if language == "python":
+            from portagpu.lint.python import check_python
+
+            return check_python
+        if language == "cuda":
+            from portagpu.cuda import check_cuda_file
+
+            return check_cuda_file
+    except ImportError:
+        return None
+    return None
+
+
+def checker_available(language: str) -> bool:
+    return _checker(language) is not None
+
+
+def _rules_for(language: str, rules: Iterable[Rule]) -> list[Rule]:
+    # a Python file may embed CUDA sources, which check_python hands to the
+    # CUDA side with the CUDA rules; a .cu file needs only the CUDA rules
+    wanted = ("python", "cuda") if language == "python" else ("cuda",)
+    return [r for r in rules if r.language in wanted and not meta.is_meta(r)]
+
+
+def _syntax_check(text: str, path: str) -> None:
+    """PG901 without a checker (none selected, or the Python side missing)."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as exc:
+        raise ParseFailure(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ParseFailure(f"{type(exc).__name__}: {exc}") from None
+
+
+def lint_text(
+    text: str,
+    *,
+    path: str,
+    language: str,
+    rules: Sequence[Rule],
+    settings: LintSettings,
+) -> list[Finding]:
+    """Findings of the given rules in one source text, suppressions applied.
+
+    A text that does not parse yields one PG901 finding (if PG901 is among
+    `rules`); a checker that crashes yields PG907 rather than ending the run."""
+    by_id = {r.id: r for r in rules}
+    codes = set(by_id)
+    active = _rules_for(language, rules)
+    findings: list[Finding] = []
+    try:
+        check = _checker(language) if active else None
+        if check is not None:
+            findings = [f for f in check(path, text, active, settings) if f.code in codes]
+        elif language == "python" and meta.SYNTAX_ERROR in codes:
+            _syntax_check(text, path)
+    except ParseFailure as exc:
+        findings = []
+        if meta.SYNTAX_ERROR in codes:
+            findings.append(meta.meta_finding(meta.SYNTAX_ERROR, path, exc.message, line=exc.line, col=exc.col, rules=by_id))
+    except RecursionError:
+        findings = _internal(path, "nesting too deep for the checker", by_id)
+    except Exception as exc:  # one bad file must not end a run over thousands
+        findings = _internal(path, f"{type(exc).__name__}: {exc}", by_id)
+    findings = apply_suppressions(text, findings, language)
+    return sorted(findings, key=Finding.sort_key)
+
+
+def lint_source(
+    data: bytes,
+    *,
+    path: str,
+    language: str,
+    rules: Sequence[Rule],
+    settings: LintSettings,
+) -> list[Finding]:
+    """`lint_text` for a file's raw bytes: undecodable input is one PG903/PG904."""
+    from portagpu.lint.source import Undecodable, decode_source
+
+    text = decode_source(data, language)
+    if isinstance(text, Undecodable):
+        by_id = {r.id: r for r in rules}
+        if text.code not in by_id:
+            return []
+        return [meta.meta_finding(text.code, path, text.detail, line=text.line, col=text.col, rules=by_id)]
+    return lint_text(text, path=path, language=language, rules=rules, settings=settings)
+
+
+def _internal(path: str, detail: str, by_id: dict[str, Rule]) -> list[Finding]:
+    if meta.INTERNAL_ERROR not in by_id:
+        return []
+    return [meta.meta_finding(meta.INTERNAL_ERROR, path, detail.splitlines()[0][:300], rules=by_id)]
+
+
+# -- pre-scan ------------------------------------------------------------------
+
+
+class PreScan:
+    """One regex over the union of the rules' tokens. A rule with no tokens
+    cannot be pre-filtered, so then every file is parsed."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        tokens: set[str] = set()
+        self.everything = False
+        for rule in rules:
+            if meta.is_meta(rule):
+                continue
+            if not rule.tokens:
+                self.everything = True
+            tokens.update(t for t in rule.tokens if t)
+        ordered = sorted(tokens, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def wants(self, text: str) -> bool:
+        if self.everything:
+            return True
+        return self.pattern is not None and self.pattern.search(text) is not None
+
+
+# -- one file ----------------------------------------------------------------
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    findings: list[Finding]
+    parsed: bool = False
+    cached: bool = False
+    fixed: int = 0  # fixes applied
+    new_text: str | None = None  # set when --fix/--diff changed the text
+    original_text: str | None = None
+    error: str | None = None  # a fix refused, a write failed
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    language: str
+    text: str
+    dropped: frozenset[str]  # per-file-ignores
+    fix: bool
+
+
+_WORKER: dict[str, object] = {}
+
+
+def _init_worker(rules: tuple[Rule, ...], settings: LintSettings) -> None:
+    _WORKER["rules"] = rules
+    _WORKER["settings"] = settings
+    _WORKER["by_drop"] = {}
+    try:  # a worker started with Ctrl-C pending should die quietly
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ImportError, ValueError):
+        pass
+
+
+def _rules_minus(dropped: frozenset[str]) -> tuple[Rule, ...]:
+    cache: dict[frozenset[str], tuple[Rule, ...]] = _WORKER["by_drop"]  # type: ignore[assignment]
+    if dropped not in cache:
+        rules: tuple[Rule, ...] = _WORKER["rules"]  # type: ignore[assignment]
+        cache[dropped] = tuple(r for r in rules if r.id not in dropped)
+    return cache[dropped]
+
+
+MAX_FIX_ROUNDS = 8
+
+
+def _run_job(job: _Job) -> FileOutcome:
+    rules = _rules_minus(job.dropped)
+    settings: LintSettings = _WORKER["settings"]  # type: ignore[assignment]
+    findings = lint_text(job.text, path=job.path, language=job.language, rules=rules, settings=settings)
+    outcome = FileOutcome(job.path, findings, parsed=True)
+    if job.fix:
+        _fix_job(job, rules, settings, outcome)
+    return outcome
+
+
+def _fix_job(job: _Job, rules: Sequence[Rule], settings: LintSettings, outcome: FileOutcome) -> None:
+    from portagpu.lint.fixes import UnsafeFix, apply_fixes, check_parses, safe_fixes
+
+    text = job.text
+    for _ in range(MAX_FIX_ROUNDS):  # a fix may expose another; stop when stable
+        fixes = safe_fixes(outcome.findings)
+        if not fixes:
+            break
+        candidate, applied = apply_fixes(text, fixes)
+        if not applied or candidate == text:
+            break
+        try:
+            check_parses(candidate, job.path, job.language)
+        except UnsafeFix as exc:
+            codes = sorted({f.code for f in outcome.findings if f.fix in fixes})
+            outcome.error = f"fix for {', '.join(codes)} not applied: {exc}"
+            break
+        text = candidate
+        outcome.fixed += applied
+        outcome.findings = lint_text(text, path=job.path, language=job.language, rules=rules, settings=settings)
+    if text != job.text:
+        outcome.new_text, outcome.original_text = text, job.text
+
+
+def _run_chunk(jobs: list[_Job]) -> list[FileOutcome]:
+    return [_run_job(job) for job in jobs]
+
+
+# -- a run over paths ----------------------------------------------------------
+
+
+@dataclass
+class Result:
+    findings: list[Finding] = field(default_factory=list)
+    rules: tuple[Rule, ...] = ()
+    files: int = 0  # files discovered
+    parsed: int = 0  # handed to a checker
+    cached: int = 0  # answered from the cache
+    prescan_skipped: int = 0  # no token of any rule: never parsed
+    fixed: int = 0  # fixes applied (or that --diff would apply)
+    changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
+    errors: list[str] = field(default_factory=list)  # refused fixes, failed writes
+    noqa_added: int = 0
+    elapsed: float = 0.0
+    missing_checkers: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.findings or self.errors else 0
+
+
+Progress = Callable[[int, int], None]
+
+
+def _pool_context():
+    import multiprocessing
+
+    # fork: workers inherit the imported checkers; elsewhere, spawn
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _dropped_for(config: LintConfig, shown: str, real: str, rule_ids: Sequence[str]) -> frozenset[str]:
+    if not config.per_file_ignores:
+        return frozenset()
+    import pathspec
+
+    rel = os.path.relpath(real, config.root.resolve()).replace(os.sep, "/")
+    dropped: set[str] = set()
+    for pattern, selectors in config.per_file_ignores:
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        if spec.match_file(rel) or spec.match_file(shown.replace(os.sep, "/")):
+            dropped.update(i for i in rule_ids for s in selectors if s == "ALL" or i.startswith(s))
+    return frozenset(dropped)
+
+
+def lint_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    config: LintConfig | None = None,
+    *,
+    fix: bool = False,
+    write: bool = True,
+    add_noqa_comments: bool = False,
+    progress: Progress | None = None,
+) -> Result:
+    """Lints files and folders. `fix` applies safe fixes (written only if
+    `write`; otherwise the changes are in `Result.changed`, as for --diff);
+    `add_noqa_comments` writes a suppression for each finding instead."""
+    from portagpu.lint.cache import FindingsCache, content_key
+    from portagpu.lint.discovery import Candidate, discover
+    from portagpu.lint.fixes import encoding_for, write_atomic
+    from portagpu.lint.source import Undecodable, decode_source
+
+    started = time.perf_counter()
+    config = config or LintConfig()
+    rules = config.rules()
+    rule_ids = [r.id for r in rules]
+    by_id = {r.id: r for r in rules}
+    settings = config.settings()
+    result = Result(rules=rules)
+    digest = config.fingerprint(rules) + repr(config.per_file_ignores)
+    cache = FindingsCache(config.cache_path(), _short(digest), enabled=config.cache and not fix and not add_noqa_comments)
+    scans = {lang: PreScan(_rules_for(lang, rules)) for lang in ("python", "cuda")}
+    max_bytes = int(by_id[meta.TOO_LARGE].options.get("max_bytes", meta.DEFAULT_MAX_BYTES)) if meta.TOO_LARGE in by_id else meta.DEFAULT_MAX_BYTES
+    result.missing_checkers = tuple(
+        lang for lang in ("python", "cuda") if _rules_for(lang, rules) and not checker_available(lang)
+    )
+
+    def report(finding: Finding) -> None:
+        if finding.code in by_id:
+            result.findings.append(finding)
+
+    jobs: list[_Job] = []
+    pending: dict[str, tuple[bytes, bytes, str]] = {}  # path -> (cache key, data, language)
+    for item in discover(paths, root=config.root, exclude=config.exclude, respect_gitignore=config.respect_gitignore):
+        if not isinstance(item, Candidate):
+            report(meta.meta_finding(item.code, item.path, item.detail, rules=by_id))
+            continue
+        result.files += 1
+        try:
+            size = os.path.getsize(item.path)
+            if size > max_bytes:
+                report(meta.meta_finding(meta.TOO_LARGE, item.path, f"{size:,} bytes (limit {max_bytes:,})", rules=by_id))
+                continue
+            with open(item.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=by_id))
+            continue
+        key = content_key(item.real, data)
+        hit = cache.get(key, item.path)
+        if hit is not None:
+            result.cached += 1
+            result.findings.extend(hit)
+            continue
+        text = decode_source(data, item.language)
+        if isinstance(text, Undecodable):
+            found = [meta.meta_finding(text.code, item.path, text.detail, line=text.line, col=text.col, rules=by_id)]
+            found = [f for f in found if f.code in by_id]
+            cache.put(key, found)
+            result.findings.extend(found)
+            continue
+        if not scans[item.language].wants(text):
+            result.prescan_skipped += 1
+            cache.put(key, [])
+            continue
+        dropped = _dropped_for(config, item.path, item.real, rule_ids)
+        jobs.append(_Job(item.path, item.language, text, dropped, fix or add_noqa_comments))
+        pending[item.path] = (key, data, item.language)
+
+    for outcome in _execute(jobs, rules, settings, config.jobs, progress):
+        result.parsed += 1
+        key, data, language = pending[outcome.path]
+        if outcome.error:
+            result.errors.append(f"{outcome.path}: {outcome.error}")
+        if add_noqa_comments:
+            _add_noqa(outcome, data, language, result, write_atomic, encoding_for)
+            continue
+        if outcome.new_text is not None:
+            result.fixed += outcome.fixed
+            result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
+            if write:
+                try:
+                    write_atomic(outcome.path, outcome.new_text.encode(encoding_for(data, language)))
+                except (OSError, UnicodeEncodeError, LookupError) as exc:
+                    result.errors.append(f"{outcome.path}: fixed text not written: {exc}")
+        elif not fix:
+            cache.put(key, outcome.findings)
+        result.findings.extend(outcome.findings)
+
+    cache.save()
+    result.findings.sort(key=Finding.sort_key)
+    result.elapsed = time.perf_counter() - started
+    return result
+
+
+def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> None:
+    text = outcome.original_text or data.decode(encoding_for(data, language))
+    todo = [f for f in outcome.findings if f.code not in meta.META_CODES]
+    result.findings.extend(f for f in outcome.findings if f.code in meta.META_CODES)
+    if not todo:
+        return
+    new_text = add_noqa(text, todo, language)
+    if new_text == text:
+        return
+    try:
+        write_atomic(outcome.path, new_text.encode(encoding_for(data, language)))
+        result.noqa_added += len({(f.line, f.code) for f in todo})
+        result.changed[outcome.path] = (text, new_text)
+    except (OSError, UnicodeEncodeError, LookupError) as exc:
+        result.errors.append(f"{outcome.path}: noqa comments not written: {exc}")
+
+
+def _short(digest: str) -> str:
+    import hashlib
+
+    return hashlib.blake2b(digest.encode(), digest_size=12).hexdigest()
+
+
+POOL_MIN_FILES = 8
+
+
+def _execute(
+    jobs: list[_Job],
+    rules: tuple[Rule, ...],
+    settings: LintSettings,
+    workers: int | None,
+    progress: Progress | None,
+) -> Iterable[FileOutcome]:
+    """Runs the jobs in this process or on a pool; yields outcomes as they finish."""
+    workers = workers or os.cpu_count() or 1
+    total = len(jobs)
+    _init_worker(rules, settings)
+    for language in ("python", "cuda"):
+        _checker(language)  # imported before the fork, so workers inherit it
+    if workers <= 1 or total < POOL_MIN_FILES:
+        for done, job in enumerate(jobs, 1):
+            yield _run_job(job)
+            if progress:
+                progress(done, total)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # biggest files first so one large file does not finish last; chunks
+    # amortise pickling, several per worker keep the cores evenly busy
+    ordered = sorted(jobs, key=lambda j: len(j.text), reverse=True)
+    chunk = max(1, min(64, total // (workers * 8)))
+    chunks = [ordered[i : i + chunk] for i in range(0, total, chunk)]
+    done = 0
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(chunks)),
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(rules, settings),
+    ) as pool:
+        futures = [pool.submit(_run_chunk, c) for c in chunks]
+        for future in as_completed(futures):
+            outcomes = future.result()
+            done += len(outcomes)
+            yield from outcomes
+            if progress:
+                progress(done, total)

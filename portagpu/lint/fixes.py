@@ -1,0 +1,123 @@
+"""Applying safe fixes: edits back to front, the result re-parsed before
+anything is written, atomic writes that keep the file's mode and encoding."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from collections.abc import Iterable, Sequence
+
+from portagpu.lint.model import Edit, Finding, Fix
+
+
+class UnsafeFix(Exception):
+    """The fixed text would not parse; nothing is written."""
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _offset(starts: list[int], line: int, col: int) -> int:
+    if line < 1:
+        return 0
+    if line > len(starts) - 1:
+        return starts[-1]
+    return min(starts[line - 1] + col - 1, starts[line])
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+    """Applies each fix's edits together, back to front; a fix whose edits
+    overlap one already applied waits for the next round. Returns the new
+    text and how many fixes went in."""
+    starts = _offsets(text)
+    spans = []
+    for fix in fixes:
+        edits = [(_offset(starts, e.line, e.col), _offset(starts, e.end_line, e.end_col), e.content) for e in fix.edits]
+        if edits and all(a <= b for a, b, _ in edits):
+            spans.append(sorted(edits))
+    spans.sort(key=lambda s: s[0][0], reverse=True)
+    taken: list[tuple[int, int]] = []
+    chosen: list[tuple[int, int, str]] = []
+    applied = 0
+    for edits in spans:
+        overlap = any(
+            a < tb and ta < b or (a == b == ta == tb) for a, b, _ in edits for ta, tb in taken
+        )
+        inner = any(edits[i][1] > edits[i + 1][0] for i in range(len(edits) - 1))
+        if overlap or inner:
+            continue
+        taken.extend((a, b) for a, b, _ in edits)
+        chosen.extend(edits)
+        applied += 1
+    for a, b, content in sorted(chosen, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:a] + content + text[b:]
+    return text, applied
+
+
+def check_parses(text: str, path: str, language: str) -> None:
+    if language != "python":
+        return
+    import ast
+
+    try:
+        ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UnsafeFix(f"the fixed code does not parse ({exc})") from None
+    import libcst
+
+    try:
+        libcst.parse_module(text)
+    except Exception as exc:  # libcst raises several unrelated error types
+        raise UnsafeFix(f"libcst cannot parse the fixed code ({type(exc).__name__})") from None
+
+
+def safe_fixes(findings: Sequence[Finding]) -> list[Fix]:
+    return [f.fix for f in findings if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits]
+
+
+def encoding_for(data: bytes, language: str) -> str:
+    """The codec a file was read with, so a fixed file is written back the same way."""
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        if language == "python":
+            try:
+                return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+            except SyntaxError:
+                pass
+        return "utf-8"
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Same folder temp file + os.replace: readers see the old or the new file, never half."""
+    real = os.path.realpath(path)
+    folder = os.path.dirname(real) or "."
+    mode = stat.S_IMODE(os.stat(real).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".portagpu-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+__all__ = ["Edit", "UnsafeFix", "apply_fixes", "check_parses", "encoding_for", "safe_fixes", "write_atomic"]

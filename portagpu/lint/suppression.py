@@ -1,0 +1,151 @@
+"""`# noqa`, `# noqa: PG101`, `# portagpu: ignore[PG101]` (also `//` and
+`/* */` comments in CUDA) and `--add-noqa`, which writes them for today's
+findings so that only new findings fail CI.
+
+A finding inside a multi-line string (e.g. an embedded CUDA kernel) or on a
+backslash-continued line is suppressed by a comment on the line where that
+string or logical line ends, the only place a comment can go (as in ruff)."""
+
+from __future__ import annotations
+
+import bisect
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+
+from portagpu.lint.meta import META_CODES
+from portagpu.lint.model import Finding
+
+_CODE = r"[A-Z]+[0-9]+"
+_CODES = rf"{_CODE}(?:\s*,?\s*{_CODE})*"
+DIRECTIVE = re.compile(
+    rf"(?:\#|//|/\*)\s*(?:"
+    rf"(?P<noqa>noqa)(?::\s*(?P<noqa_codes>{_CODES}))?"
+    rf"|portagpu:\s*ignore(?:\[\s*(?P<ignore_codes>{_CODES})\s*\])?"
+    rf")",
+    re.IGNORECASE,
+)
+_HINT = re.compile(r"noqa|portagpu:\s*ignore", re.IGNORECASE)
+
+# per line: None suppresses every code, a set only those codes
+Directives = dict[int, "frozenset[str] | None"]
+
+
+def _codes(raw: str | None) -> frozenset[str] | None:
+    if not raw:
+        return None
+    return frozenset(re.findall(_CODE, raw.upper()))
+
+
+def find_directives(text: str) -> Directives:
+    if not _HINT.search(text):
+        return {}
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    out: Directives = {}
+    for m in DIRECTIVE.finditer(text):
+        line = bisect.bisect_right(starts, m.start())
+        codes = _codes(m.group("noqa_codes") if m.group("noqa") else m.group("ignore_codes"))
+        if line in out:
+            prev = out[line]
+            out[line] = None if prev is None or codes is None else prev | codes
+        else:
+            out[line] = codes
+    return out
+
+
+def comment_lines(text: str, language: str) -> dict[int, int]:
+    """Lines on which no comment can be appended -> the line that takes it instead."""
+    moved: dict[int, int] = {}
+    lines = text.splitlines()
+    if language == "python":
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+                start, end = tok.start[0], tok.end[0]
+                if end > start and tok.type != tokenize.NL and tok.type != tokenize.NEWLINE:
+                    for line in range(start, end):
+                        moved[line] = end
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            pass
+    # backslash continuations (Python logical lines, C macros): the comment
+    # goes after the last continued line in Python; C handles it in-line
+    if language == "python":
+        for index in range(len(lines) - 1, -1, -1):
+            if lines[index].endswith("\\"):
+                target = index + 2
+                moved[index + 1] = moved.get(target, target)
+    return moved
+
+
+def _anchor(line: int, moved: dict[int, int]) -> int:
+    seen = 0
+    while line in moved and seen < 10_000:
+        line, seen = moved[line], seen + 1
+    return line
+
+
+def apply_suppressions(text: str, findings: Sequence[Finding], language: str) -> list[Finding]:
+    """Drops findings silenced by a directive; PG9xx diagnostics cannot be silenced."""
+    if not findings:
+        return list(findings)
+    directives = find_directives(text)
+    if not directives:
+        return list(findings)
+    moved: dict[int, int] | None = None
+    kept = []
+    for finding in findings:
+        if finding.code in META_CODES:
+            kept.append(finding)
+            continue
+        lines = {finding.line}
+        if moved is None:
+            moved = comment_lines(text, language)
+        lines.add(_anchor(finding.line, moved))
+        if any(
+            line in directives and (directives[line] is None or finding.code in directives[line])
+            for line in lines
+        ):
+            continue
+        kept.append(finding)
+    return kept
+
+
+def _line_ending(line: str) -> tuple[str, str]:
+    body = line.rstrip("\r\n")
+    return body, line[len(body) :]
+
+
+def add_noqa(text: str, findings: Iterable[Finding], language: str) -> str:
+    """Text with a suppression comment for each finding; an existing
+    `noqa: CODES` on that line is extended. Running it twice adds nothing."""
+    wanted: dict[int, set[str]] = {}
+    moved = comment_lines(text, language)
+    for finding in findings:
+        if finding.code in META_CODES:
+            continue
+        wanted.setdefault(_anchor(finding.line, moved), set()).add(finding.code)
+    if not wanted:
+        return text
+    lines = text.splitlines(keepends=True)
+    for line_no, codes in sorted(wanted.items()):
+        if line_no > len(lines):
+            continue
+        body, ending = _line_ending(lines[line_no - 1])
+        existing = [m for m in DIRECTIVE.finditer(body) if m.group("noqa")]
+        if existing:
+            m = existing[-1]
+            if m.group("noqa_codes") is None:
+                continue  # a blanket noqa already covers everything
+            merged = sorted(set(_codes(m.group("noqa_codes")) or ()) | codes)
+            start, end = m.span("noqa_codes")
+            body = body[:start] + ", ".join(merged) + body[end:]
+        else:
+            comment = f"noqa: {', '.join(sorted(codes))}"
+            if language == "python":
+                body = f"{body}  # {comment}"
+            elif body.endswith("\\"):  # inside a C macro: keep the continuation
+                body = f"{body[:-1].rstrip()} /* {comment} */ \\"
+            else:
+                body = f"{body}  // {comment}"
+        lines[line_no - 1] = body + ending
+    return "".join(lines)
