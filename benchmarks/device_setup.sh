@@ -6,6 +6,7 @@
 set -e
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl
+rm -rf /tmp/pg  # a warm machine keeps the last install; --target won't replace it
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
     --target /tmp/pg . >/dev/null 2>&1 || { echo "portagpu install failed"; exit 1; }
 export PYTHONPATH=/tmp/pg:/tmp/site
