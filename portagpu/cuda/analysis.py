@@ -1,0 +1,124 @@
+"""Runs the C-level rules (PG5xx/PG6xx) of the catalogue over CUDA sources.
+
+Each rule names a checker; `portagpu.cuda.checks.<checker>` provides
+`check(unit, rule) -> Iterable[Hit]`. Positions come from the unit's own text
+for .cu files, or through a locator for sources embedded in Python.
+"""
+
+from __future__ import annotations
+
+import importlib
+import string
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
+from typing import Any
+
+from portagpu.cuda.parser import error_spans
+from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
+
+Checker = Callable[[CudaUnit, Rule], Iterable[Hit]]
+# (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
+Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
+
+# Above this share of bytes inside ERROR nodes, the file is reported as unparseable.
+MAX_ERROR_SHARE = 0.5
+
+
+@cache
+def get_checker(name: str) -> Checker | None:
+    if not name.isidentifier():
+        return None
+    try:
+        module = importlib.import_module(f"portagpu.cuda.checks.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"portagpu.cuda.checks.{name}":
+            return None
+        raise
+    return getattr(module, "check", None)
+
+
+def cuda_rules(rules: Sequence[Rule]) -> list[Rule]:
+    """The rules this analyser runs: language cuda with a checker it has."""
+    return [r for r in rules if r.language == "cuda" and get_checker(r.checker) is not None]
+
+
+class _Values(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def format_message(rule: Rule, values: dict[str, Any]) -> str:
+    try:
+        return string.Formatter().vformat(rule.message, (), _Values(values))
+    except (ValueError, IndexError):
+        return rule.message
+
+
+def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in cuda_rules(rules):
+        checker = get_checker(rule.checker)
+        assert checker is not None
+        seen: set[tuple[int, int]] = set()
+        for hit in checker(unit, rule):
+            if unit.is_guarded(hit.start) or (hit.start, hit.end) in seen:
+                continue
+            seen.add((hit.start, hit.end))
+            hits.append((rule, hit))
+    return hits
+
+
+def to_findings(
+    path: str, hits: Iterable[tuple[Rule, Hit]], locate: Locator, *, fixes: bool = True
+) -> list[Finding]:
+    findings = []
+    for rule, hit in hits:
+        span = locate(hit.start, hit.end)
+        if span is None:
+            continue
+        line, col, end_line, end_col = span
+        fix = None
+        if fixes and hit.replacement is not None and rule.fix != "none":
+            fix = Fix(
+                applicability="safe" if rule.fix == "safe" else "suggestion",
+                message=f"replace with `{hit.replacement}`",
+                edits=(Edit(line, col, end_line, end_col, hit.replacement),),
+            )
+        findings.append(
+            Finding(path, line, col, end_line, end_col, rule.id,
+                    format_message(rule, hit.values), rule.severity, fix)
+        )
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def ensure_parseable(unit: CudaUnit) -> None:
+    spans = error_spans(unit.tree)
+    if not spans:
+        return
+    bad = sum(b - a for a, b in spans)
+    total = max(1, len(unit.index.data))
+    if bad / total > MAX_ERROR_SHARE:
+        line, col = unit.index.position(spans[0][0])
+        raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
+
+
+def check_cuda_file(
+    path: str, text: str, rules: Sequence[Rule], settings: LintSettings
+) -> list[Finding]:
+    """Findings of the given CUDA rules in a .cu/.cuh file's text.
+
+    Raises ParseFailure when most of the file cannot be parsed; smaller syntax
+    errors (macro tricks tree-sitter does not follow) leave the rest checked.
+    """
+    selected = cuda_rules(rules)
+    if not selected:
+        return []
+    unit = CudaUnit(text, tuple(settings.guard_macros))
+    ensure_parseable(unit)
+
+    def locate(start: int, end: int) -> tuple[int, int, int, int]:
+        return (*unit.index.position(start), *unit.index.position(end))
+
+    return to_findings(path, run_rules(unit, selected), locate)

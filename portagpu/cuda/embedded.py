@@ -1,0 +1,276 @@
+"""CUDA sources embedded in Python: cupy.RawKernel/RawModule/ElementwiseKernel/
+ReductionKernel, torch.utils.cpp_extension.load_inline(cuda_sources=...),
+PyCUDA SourceModule. Findings come back at the Python file's own positions.
+
+A source may be a literal, a name bound to one earlier in the same scope, a
+concatenation, `%`/`.format` of a literal with known or unknown values, or an
+f-string; the parts that cannot be known are named in a PG699 finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from portagpu.cuda.analysis import cuda_rules, format_message, run_rules, to_findings
+from portagpu.cuda.pystrings import Mapped, Pos, literal, placeholder
+from portagpu.cuda.unit import CudaUnit
+from portagpu.lint.model import Finding, LintSettings, Rule
+
+# callee name -> (positional index, keyword) of each CUDA-source argument, and
+# whether that argument is a whole translation unit or a statement fragment.
+SOURCE_ARGS: dict[str, tuple[tuple[int | None, str, bool], ...]] = {
+    "RawKernel": ((0, "code", False),),
+    "RawModule": ((None, "code", False),),
+    "ElementwiseKernel": ((2, "operation", True), (None, "preamble", False)),
+    "ReductionKernel": ((2, "map_expr", True), (3, "reduce_expr", True),
+                        (4, "post_map_expr", True), (None, "preamble", False)),
+    "load_inline": ((2, "cuda_sources", False),),
+    "SourceModule": ((0, "source", False),),
+    "compile_with_cache": ((0, "source", False),),
+}
+UNCHECKED_CHECKER = "cuda_source_unknown"
+FRAGMENT_PREFIX = "__device__ void __portagpu_fragment__() {\n"
+FRAGMENT_SUFFIX = "\n;}\n"
+HIP_GUARD = re.compile(r"\bversion\.hip\b|\bis_hip\b|\bis_rocm\b|\bUSE_ROCM\b|\bhip_available\b")
+
+
+@dataclass
+class EmbeddedSource:
+    call: ast.Call
+    callee: str
+    argument: str  # which argument the source came from
+    mapped: Mapped
+    whole: bool  # full translation unit (False: ElementwiseKernel fragment)
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+class _Resolver:
+    """Turns a source argument expression into Mapped text."""
+
+    def __init__(self, lines: list[str], tree: ast.Module, parents: dict[ast.AST, ast.AST]):
+        self.lines, self.tree, self.parents = lines, tree, parents
+        self.constants = self._module_constants()
+
+    def _module_constants(self) -> dict[str, object]:
+        consts = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], ast.Name
+            ) and isinstance(stmt.value, ast.Constant):
+                consts[stmt.targets[0].id] = stmt.value.value
+        return consts
+
+    def at(self, node: ast.AST) -> Pos:
+        line = getattr(node, "lineno", 1)
+        raw = self.lines[line - 1].encode("utf-8") if line - 1 < len(self.lines) else b""
+        col = len(raw[: getattr(node, "col_offset", 0)].decode("utf-8", "replace"))
+        return line, col + 1
+
+    def resolve(self, node: ast.AST, depth: int = 0) -> Mapped:
+        if depth > 8:
+            return placeholder(ast.unparse(node), self.at(node))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return literal(self.lines, node) or Mapped.synthetic(node.value, self.at(node))
+        if isinstance(node, ast.JoinedStr):
+            return literal(self.lines, node, self._fexpr) or placeholder(
+                ast.unparse(node), self.at(node))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.resolve(node.left, depth + 1) + self.resolve(node.right, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return self._percent(self.resolve(node.left, depth + 1), node.right)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "format"):
+            return self._format(self.resolve(node.func.value, depth + 1), node)
+        if isinstance(node, ast.Name):
+            bound = self._binding(node)
+            if bound is not None:
+                return self.resolve(bound, depth + 1)
+        return placeholder(ast.unparse(node), self.at(node))
+
+    def _fexpr(self, expr: str, at: Pos) -> Mapped:
+        value = self.constants.get(expr)
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return Mapped.synthetic(str(value), at)
+        return placeholder(expr, at)
+
+    def _value_text(self, node: ast.AST | None, at: Pos, what: str) -> Mapped:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, str)):
+            return Mapped.synthetic(str(node.value), at)
+        if isinstance(node, ast.Name) and isinstance(self.constants.get(node.id), (int, str)):
+            return Mapped.synthetic(str(self.constants[node.id]), at)
+        return placeholder(what, at)
+
+    def _percent(self, fmt: Mapped, right: ast.AST) -> Mapped:
+        values = list(right.elts) if isinstance(right, ast.Tuple) else [right]
+        mapping = right if isinstance(right, ast.Dict) else None
+        out, i, k = Mapped(), 0, 0
+        spec = re.compile(r"%(\(([^)]*)\))?[-#0 +]*\d*(\.\d+)?[diouxXeEfFgGcrsa%]")
+        for m in spec.finditer(fmt.text):
+            out = out + Mapped(fmt.text[i:m.start()], fmt.pos[i:m.start()])
+            at = fmt.pos[m.start()] or (1, 1)
+            if m.group(0) == "%%":
+                out = out + Mapped("%", [at])
+            elif m.group(2) is not None and mapping is not None:
+                value = next((v for key, v in zip(mapping.keys, mapping.values, strict=False)
+                              if isinstance(key, ast.Constant) and key.value == m.group(2)), None)
+                out = out + self._value_text(value, at, m.group(0))
+            else:
+                value = values[k] if k < len(values) and mapping is None else None
+                k += 1
+                out = out + self._value_text(value, at, m.group(0))
+            i = m.end()
+        out = out + Mapped(fmt.text[i:], fmt.pos[i:])
+        out.unknown = fmt.unknown + out.unknown
+        return out
+
+    def _format(self, fmt: Mapped, call: ast.Call) -> Mapped:
+        keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        out, i, auto = Mapped(), 0, 0
+        for m in re.finditer(r"\{\{|\}\}|\{([^{}]*)\}", fmt.text):
+            out = out + Mapped(fmt.text[i:m.start()], fmt.pos[i:m.start()])
+            at = fmt.pos[m.start()] or (1, 1)
+            if m.group(0) in ("{{", "}}"):
+                out = out + Mapped(m.group(0)[0], [at])
+            else:
+                field = re.split(r"[!:.\[]", m.group(1), maxsplit=1)[0]
+                if field == "":
+                    field, auto = str(auto), auto + 1
+                value = (call.args[int(field)] if field.isdigit() and int(field) < len(call.args)
+                         else keywords.get(field))
+                out = out + self._value_text(value, at, m.group(0))
+            i = m.end()
+        out = out + Mapped(fmt.text[i:], fmt.pos[i:])
+        out.unknown = fmt.unknown + out.unknown
+        return out
+
+    def _binding(self, name: ast.Name) -> ast.AST | None:
+        """The value last assigned to `name` before its use, in the same scope."""
+        scope = self.parents.get(name)
+        while scope is not None and not isinstance(
+            scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module, ast.ClassDef)
+        ):
+            scope = self.parents.get(scope)
+        candidates = []
+        for scope_node in ([scope] if scope is not None else []) + (
+            [self.tree] if scope is not self.tree else []
+        ):
+            for node in ast.walk(scope_node):
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name.id for t in node.targets
+                ) and node.lineno < name.lineno:
+                    candidates.append(node)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and (
+                    node.target.id == name.id and node.value is not None
+                    and node.lineno < name.lineno):
+                    candidates.append(node)
+            if candidates:
+                break
+        if not candidates:
+            return None
+        return max(candidates, key=lambda n: (n.lineno, n.col_offset)).value
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    return parents
+
+
+def hip_guarded(call: ast.AST, parents: dict[ast.AST, ast.AST], guard_names: Sequence[str]) -> bool:
+    """Inside an `if` (or else) whose test names torch.version.hip, is_hip, ...?"""
+    names = set(guard_names)
+    node = call
+    while node in parents:
+        parent = parents[node]
+        if isinstance(parent, (ast.If, ast.IfExp)):
+            test = ast.unparse(parent.test)
+            if HIP_GUARD.search(test) or any(re.search(rf"\b{re.escape(n)}\b", test)
+                                             for n in names):
+                return True
+        node = parent
+    return False
+
+
+def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
+                 ) -> Iterator[EmbeddedSource]:
+    """Every CUDA source argument of a kernel-building call, resolved as far as possible."""
+    if not any(name in text for name in SOURCE_ARGS):
+        return
+    lines = text.splitlines(keepends=True)
+    parents = _parents(tree)
+    resolver = _Resolver(lines, tree, parents)
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        callee = _callee(call)
+        spec = SOURCE_ARGS.get(callee)
+        if spec is None or hip_guarded(call, parents, guard_names):
+            continue
+        keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        for index, keyword, fragment in spec:
+            arg = keywords.get(keyword)
+            if arg is None and index is not None and index < len(call.args):
+                arg = call.args[index]
+            if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+                continue
+            items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+            for item in items:
+                mapped = resolver.resolve(item)
+                if fragment:
+                    mapped = (Mapped.synthetic(FRAGMENT_PREFIX) + mapped
+                              + Mapped.synthetic(FRAGMENT_SUFFIX))
+                yield EmbeddedSource(call, callee, keyword, mapped, not fragment)
+
+
+def check_embedded(
+    path: str, text: str, tree: ast.Module, rules: Sequence[Rule], settings: LintSettings
+) -> list[Finding]:
+    """Findings of the CUDA rules among `rules` for CUDA sources inside a Python module.
+
+    Rules of other languages are ignored, so callers may pass their whole selection.
+    """
+    selected = cuda_rules(rules)
+    unchecked = [r for r in rules if r.checker == UNCHECKED_CHECKER]
+    if not selected and not unchecked:
+        return []
+    findings: list[Finding] = []
+    for source in find_sources(text, tree, settings.guard_names):
+        mapped = source.mapped
+        if selected and mapped.text.strip():
+            unit = CudaUnit(mapped.text, tuple(settings.guard_macros))
+
+            def locate(start: int, end: int, unit=unit, mapped=mapped):
+                return mapped.locate(unit.index.char_offset(start), unit.index.char_offset(end))
+
+            hits = run_rules(unit, selected)
+            exact = [(r, h) for r, h in hits if mapped.exact(
+                unit.index.char_offset(h.start), unit.index.char_offset(h.end))]
+            inexact = [(r, h) for r, h in hits if (r, h) not in exact]
+            findings += to_findings(path, exact, locate)
+            findings += to_findings(path, inexact, locate, fixes=False)
+        for rule in unchecked:
+            if not mapped.unknown:
+                continue
+            (line, col), _ = mapped.unknown[0]
+            parts = ", ".join(f"`{expr}`" for _, expr in mapped.unknown[:4])
+            more = f" and {len(mapped.unknown) - 4} more" if len(mapped.unknown) > 4 else ""
+            message = format_message(rule, {
+                "call": source.callee, "argument": source.argument, "parts": parts + more,
+            })
+            findings.append(Finding(path, line, col, line, col + 1, rule.id, message,
+                                    rule.severity))
+    findings.sort(key=Finding.sort_key)
+    return findings

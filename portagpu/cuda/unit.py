@@ -1,0 +1,272 @@
+"""One parsed CUDA source plus what every checker asks of it: nodes by type,
+#define values, HIP-guarded regions and declarations in scope."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from portagpu.cuda.parser import LineIndex, parse, text_of, walk
+
+# Macros whose presence in an #if/#ifdef/#elif condition marks code written for HIP;
+# such a conditional block, with its #else/#elif counterparts, is not a finding.
+DEFAULT_GUARD_MACROS = (
+    "__HIP_PLATFORM_AMD__",
+    "__HIP_PLATFORM_HCC__",
+    "__HIP_PLATFORM_NVIDIA__",
+    "__HIP_PLATFORM_NVCC__",
+    "__HIPCC__",
+    "__HIP__",
+    "__HIP_DEVICE_COMPILE__",
+    "USE_ROCM",
+    "__HIP_ARCH__",
+    "HIP_VERSION",
+    "PORTAGPU_HIP",
+)
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)$")
+
+
+@dataclass
+class Hit:
+    """A checker's result: a byte span of the unit and the message's values."""
+
+    start: int
+    end: int
+    values: dict[str, Any] = field(default_factory=dict)
+    replacement: str | None = None  # a suggested edit of exactly [start, end)
+
+
+def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Byte spans of #if chains whose condition names a HIP guard macro.
+
+    Only directive lines are read (conditional nesting), so it works even where
+    a conditional splits a C construct and tree-sitter cannot build a tree.
+    """
+    if not macros or "#" not in text:
+        return []
+    names = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\b")
+    spans: list[tuple[int, int]] = []
+    stack: list[list[Any]] = []  # [chain start, guarded?]
+    offset = 0
+    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        start = offset
+        # join backslash continuations of a directive
+        while raw.endswith(b"\\") and i + 1 < len(lines):
+            offset += len(lines[i]) + 1
+            i += 1
+            raw = raw[:-1] + b" " + lines[i]
+        line = raw.decode("utf-8", "replace")
+        match = _DIRECTIVE.match(line) if "#" in line else None
+        if match:
+            kind, rest = match.group(1), match.group(2)
+            if kind.startswith("if"):
+                stack.append([start, bool(names.search(rest))])
+            elif kind.startswith("elif"):
+                if stack and names.search(rest):
+                    stack[-1][1] = True
+            elif kind == "endif" and stack:
+                chain_start, guarded = stack.pop()
+                if guarded:
+                    spans.append((chain_start, offset + len(lines[i])))
+        offset += len(lines[i]) + 1
+        i += 1
+    return spans
+
+
+class CudaUnit:
+    """A CUDA source parsed once; checkers share its indexes."""
+
+    def __init__(self, text: str, guard_macros: tuple[str, ...] = ()) -> None:
+        self.text = text
+        self.tree = parse(text)
+        self.root = self.tree.root_node
+        self.index = LineIndex(text)
+        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + tuple(guard_macros))
+        self.by_type: dict[str, list[Any]] = defaultdict(list)
+        for node in walk(self.root):
+            self.by_type[node.type].append(node)
+
+    # -- queries ---------------------------------------------------------------
+    def nodes(self, *types: str) -> list[Any]:
+        if len(types) == 1:
+            return self.by_type.get(types[0], [])
+        out = [n for t in types for n in self.by_type.get(t, [])]
+        out.sort(key=lambda n: n.start_byte)
+        return out
+
+    def is_guarded(self, start: int) -> bool:
+        return any(a <= start < b for a, b in self.guards)
+
+    def calls(self, names: frozenset[str] | set[str]) -> list[tuple[str, Any]]:
+        """(callee name, call_expression) for calls to plain names in `names`."""
+        out = []
+        for call in self.by_type.get("call_expression", []):
+            name = callee_name(call)
+            if name in names:
+                out.append((name, call))
+        return out
+
+    @cached_property
+    def macros(self) -> dict[str, Any]:
+        """#define NAME value -> the preproc_def node (last definition wins)."""
+        defs = {}
+        for node in self.by_type.get("preproc_def", []):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                defs[text_of(name)] = node
+        return defs
+
+    def macro_value(self, name: str) -> str | None:
+        node = self.macros.get(name)
+        if node is None:
+            return None
+        value = node.child_by_field_name("value")
+        return text_of(value).strip() if value is not None else ""
+
+    def declarations_in_scope(self, node: Any) -> dict[str, tuple[Any, Any]]:
+        """name -> (declaration node, initializer or None) visible from node:
+        the enclosing function's declarations and parameters, then file scope."""
+        found: dict[str, tuple[Any, Any]] = {}
+        function = enclosing_function(node)
+        scopes = ([function] if function is not None else []) + [self.root]
+        for scope in scopes:
+            for decl in self._declarations(scope):
+                for name, init in declared_names(decl):
+                    found.setdefault(name, (decl, init))
+        return found
+
+    def _declarations(self, scope: Any) -> list[Any]:
+        key = (scope.start_byte, scope.end_byte)
+        cache = self.__dict__.setdefault("_decl_cache", {})
+        if key not in cache:
+            if scope == self.root:
+                decls = [
+                    d for d in self.by_type.get("declaration", [])
+                    if enclosing_function(d) is None
+                ]
+            else:
+                decls = [
+                    d for d in self.by_type.get("declaration", []) + self.by_type.get(
+                        "parameter_declaration", [])
+                    if scope.start_byte <= d.start_byte < scope.end_byte
+                ]
+            cache[key] = decls
+        return cache[key]
+
+
+def callee_name(call: Any) -> str:
+    function = call.child_by_field_name("function")
+    if function is None:
+        return ""
+    if function.type == "identifier":
+        return text_of(function)
+    if function.type == "qualified_identifier":
+        name = function.child_by_field_name("name")
+        return callee_name_of(name)
+    if function.type == "template_function":
+        return text_of(function.child_by_field_name("name"))
+    return ""
+
+
+def callee_name_of(node: Any) -> str:
+    if node is None:
+        return ""
+    if node.type == "template_function":
+        return text_of(node.child_by_field_name("name"))
+    if node.type == "qualified_identifier":
+        return callee_name_of(node.child_by_field_name("name"))
+    return text_of(node)
+
+
+def call_args(call: Any) -> list[Any]:
+    args = call.child_by_field_name("arguments")
+    return list(args.named_children) if args is not None else []
+
+
+def enclosing_function(node: Any) -> Any:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return parent
+        parent = parent.parent
+    return None
+
+
+def declared_names(decl: Any) -> list[tuple[str, Any]]:
+    """(name, initializer-or-None) for each declarator of a declaration."""
+    out = []
+    for child in decl.children_by_field_name("declarator"):
+        init = None
+        node = child
+        if node.type == "init_declarator":
+            init = node.child_by_field_name("value")
+            node = node.child_by_field_name("declarator")
+        while node is not None and node.type not in ("identifier", "field_identifier"):
+            inner = node.child_by_field_name("declarator")
+            node = inner if inner is not None else (
+                node.named_children[-1] if node.named_children else None
+            )
+        if node is not None:
+            if init is not None and init.type == "initializer_list" and init.named_children:
+                init = init.named_children[0]  # unsigned m{0xffffffff}
+            out.append((text_of(node), init))
+    return out
+
+
+def declared_type(decl: Any) -> str:
+    """The type words of a declaration, qualifiers dropped: 'unsigned int'."""
+    words = []
+    for child in decl.children:
+        if child.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier"):
+            continue
+        if child.type in ("primitive_type", "sized_type_specifier", "type_identifier",
+                          "qualified_identifier", "placeholder_type_specifier"):
+            words.append(" ".join(text_of(child).split()))
+    return " ".join(words)
+
+
+THIRTY_TWO_BIT_TYPES = frozenset({
+    "unsigned", "unsigned int", "int", "signed", "signed int", "uint32_t", "int32_t",
+    "uint", "std::uint32_t", "std::int32_t", "unsigned long int32", "long", "unsigned long",
+})
+# `long` is 64-bit on LP64 Linux, but not on Windows where CUDA also builds: keep it out.
+THIRTY_TWO_BIT_TYPES = THIRTY_TWO_BIT_TYPES - {"long", "unsigned long", "unsigned long int32"}
+
+
+def is_32bit_type(type_text: str) -> bool:
+    return type_text in THIRTY_TWO_BIT_TYPES
+
+
+def unwrap(node: Any) -> Any:
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def int_value(node: Any) -> tuple[int, str] | None:
+    """(value, suffix) of an integer literal node, else None."""
+    node = unwrap(node)
+    if node is None or node.type != "number_literal":
+        return None
+    return parse_int(text_of(node))
+
+
+def parse_int(text: str) -> tuple[int, str] | None:
+    match = re.fullmatch(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)",
+                         text.strip())
+    if not match:
+        return None
+    digits = match.group(1).replace("'", "")
+    base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else (
+        8 if len(digits) > 1 and digits[0] == "0" else 10)
+    try:
+        return int(digits, base), match.group(2).lower()
+    except ValueError:
+        return None
