@@ -156,7 +156,7 @@ class _Where:
         return _Where(
             os.path.join(self.path, name),
             real or os.path.join(self.real, name),
-            os.path.join(self.shown, name),
+            name if self.shown in ("", ".") else os.path.join(self.shown, name),
             self.cwd,
         )
 
@@ -209,4 +209,4 @@ def _walk(where, ignores, user, respect_gitignore, ancestors, emit):
         if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
             continue
         real = os.path.realpath(path) if link else os.path.join(where.real, entry.name)
-        yield from emit(real, os.path.join(where.shown, entry.name), language)
+        yield from emit(real, where.child(entry.name).shown, language)

@@ -1,0 +1,189 @@
+"""`portagpu lint [PATHS]`: shaped like `ruff check`.
+
+Exit status: 0 no findings, 1 findings (or fixes that --diff would make),
+2 a usage, configuration or internal error."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(raw: str) -> list[str]:
+    return [c.strip().upper() for c in raw.split(",") if c.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "lint",
+        help="find CUDA-only idioms that break on ROCm, MPS or CPU",
+        description="Lint Python and CUDA sources for code that breaks off NVIDIA GPUs. "
+        "Configure in [tool.portagpu.lint] of pyproject.toml; see `portagpu rules`.",
+    )
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
+    p.add_argument("--select", type=_codes, metavar="CODES", help="only these codes/prefixes (replaces the config's)")
+    p.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="codes/prefixes to add")
+    p.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="codes/prefixes to leave out")
+    p.add_argument("--target", metavar="TARGETS", help="where the code must run: comma list of rocm,mps,cpu (default: all)")
+    p.add_argument("--format", choices=("text", "grouped", "json", "sarif", "github"), default="text")
+    p.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--statistics", action="store_true", help="an inventory: count per code, with its status per target")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes (suggestions never are)")
+    p.add_argument("--diff", action="store_true", help="show the safe fixes as a unified diff; write nothing")
+    p.add_argument("--show-fixes", action="store_true", help="show each finding's fix or suggestion")
+    p.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` for every finding (baseline)")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not write .portagpu_cache/")
+    p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
+    p.add_argument("--config", type=Path, metavar="PYPROJECT", help="use this pyproject.toml")
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.set_defaults(func=run)
+
+
+class _Progress:
+    """`linting 120/556` on stderr, only on a TTY and only for long runs."""
+
+    def __init__(self, enabled: bool) -> None:
+        import time
+
+        self.enabled, self.clock, self.start, self.shown = enabled, time.monotonic, time.monotonic(), False
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.enabled and self.clock() - self.start > 0.5:
+            sys.stderr.write(f"\rportagpu: linting {done}/{total} files")
+            sys.stderr.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _colour(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def _diff(changed: dict[str, tuple[str, str]]) -> str:
+    import difflib
+
+    parts = []
+    for path, (old, new) in sorted(changed.items()):
+        parts.append(
+            "".join(
+                difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+                )
+            )
+        )
+    return "".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from portagpu.errors import ConfigError
+    from portagpu.lint import report
+    from portagpu.lint.config import load_config, with_overrides
+    from portagpu.lint.engine import lint_paths
+
+    if args.fix and args.diff:
+        args.fix = True  # --fix --diff: show what would change, like ruff
+    if args.add_noqa and (args.fix or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+    start = Path(args.paths[0]) if args.paths else Path.cwd()
+    config = load_config(start if start.is_dir() else start.parent, config_file=args.config)
+    config = with_overrides(
+        config,
+        select=args.select,
+        extend_select=args.extend_select,
+        ignore=args.ignore,
+        targets=args.target.split(",") if args.target else None,
+        cache=False if args.no_cache else None,
+        jobs=args.jobs,
+    )
+    progress = _Progress(sys.stderr.isatty() and not args.quiet)
+    for path in args.paths:
+        if not os.path.lexists(path):
+            raise ConfigError(f"{path}: no such file or folder")
+    result = lint_paths(
+        args.paths,
+        config,
+        fix=args.fix or args.diff,
+        write=not args.diff,
+        add_noqa_comments=args.add_noqa,
+        progress=progress,
+    )
+    progress.clear()
+
+    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout  # noqa: SIM115
+    try:
+        style = report.Style(_colour(out) and args.format in ("text", "grouped"))
+        _emit(args, config, result, report, style, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+    for missing in result.missing_checkers:
+        print(f"portagpu: warning: the {missing} checkers are not installed; their rules did not run", file=sys.stderr)
+    for error in result.errors:
+        print(f"portagpu: error: {error}", file=sys.stderr)
+    if args.add_noqa:
+        if not args.quiet:
+            print(f"Added {result.noqa_added} noqa directive(s) in {len(result.changed)} file(s).", file=sys.stderr)
+        return EXIT_FINDINGS if result.errors else EXIT_OK
+    if args.exit_zero:
+        return EXIT_OK
+    if args.diff:
+        return EXIT_FINDINGS if result.changed or result.errors else EXIT_OK
+    return result.exit_code
+
+
+def _emit(args, config, result, report, style, out) -> None:
+    findings = result.findings
+    if args.diff:
+        out.write(_diff(result.changed))
+        if not args.quiet:
+            print(f"Would fix {result.fixed} finding(s) in {len(result.changed)} file(s).", file=sys.stderr)
+        return
+    if args.statistics:
+        rows = report.statistics(findings, result.rules, config.targets)
+        if args.format == "json":
+            import json
+
+            out.write(json.dumps(rows, indent=2) + "\n")
+        elif rows:
+            out.write(report.format_statistics(rows, config.targets, style) + "\n")
+        return
+    if args.format == "json":
+        out.write(report.format_json(findings, result.rules) + "\n")
+    elif args.format == "sarif":
+        out.write(report.format_sarif(findings, result.rules) + "\n")
+    elif args.format == "github":
+        if findings:
+            out.write(report.format_github(findings) + "\n")
+    else:
+        formatter = report.format_grouped if args.format == "grouped" else report.format_text
+        if findings:
+            out.write(formatter(findings, style, show_fixes=args.show_fixes) + "\n")
+        if not args.quiet:
+            _summary(args, result, style, out)
+
+
+def _summary(args, result, style, out) -> None:
+    findings = result.findings
+    fixable = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits)
+    if args.fix and result.fixed:
+        out.write(f"Fixed {result.fixed} finding(s) in {len(result.changed)} file(s).\n")
+    if findings:
+        out.write(f"Found {len(findings)} finding(s) in {len({f.path for f in findings})} file(s).\n")
+        if fixable and not args.fix:
+            out.write(f"{style.cyan('[*]')} {fixable} fixable with `portagpu lint --fix`.\n")
+    elif not (args.fix and result.fixed):
+        out.write(f"{style.green('All checks passed!')} ({result.files} files)\n")
