@@ -359,7 +359,7 @@ def lint_paths(
             cache.put(key, [])
             continue
         dropped = _dropped_for(config, item.path, item.real, rule_ids)
-        jobs.append(_Job(item.path, item.language, text, dropped, fix or add_noqa_comments))
+        jobs.append(_Job(item.path, item.language, text, dropped, fix and not add_noqa_comments))
         pending[item.path] = (key, data, item.language)
 
     for outcome in _execute(jobs, rules, settings, config.jobs, progress):

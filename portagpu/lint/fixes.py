@@ -43,7 +43,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
         edits = [(_offset(starts, e.line, e.col), _offset(starts, e.end_line, e.end_col), e.content) for e in fix.edits]
         if edits and all(a <= b for a, b, _ in edits):
             spans.append(sorted(edits))
-    spans.sort(key=lambda s: s[0][0], reverse=True)
+    spans.sort(key=lambda s: s[0][0])  # first in the file wins a conflict, as in ruff
     taken: list[tuple[int, int]] = []
     chosen: list[tuple[int, int, str]] = []
     applied = 0

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from portagpu.lint import engine
+from portagpu.lint.engine import lint_paths, lint_text
+from portagpu.lint.model import LintSettings
+
+
+def _write(root: Path, name: str, text: str) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_lint_text_dispatches_and_reports_parse_failure(toy):
+    rules = toy().rules()
+    found = lint_text("x = 1\ncuda_sync()\n", path="a.py", language="python", rules=rules, settings=LintSettings())
+    assert [(f.code, f.line, f.col) for f in found] == [("TX101", 2, 1)]
+    broken = lint_text("print 'py2'\ncuda_sync()\n", path="b.py", language="python", rules=rules, settings=LintSettings())
+    assert [f.code for f in broken] == ["PG901"]
+    assert broken[0].line == 1 and "b.py" == broken[0].path
+
+
+def test_checker_crash_is_one_pg907_and_the_run_goes_on(toy, tmp_path):
+    _write(tmp_path, "boom.py", "explode_here = 1\n")
+    _write(tmp_path, "ok.py", "cuda_sync()\n")
+    result = lint_paths([tmp_path], toy())
+    codes = sorted((Path(f.path).name, f.code) for f in result.findings)
+    assert codes == [("boom.py", "PG907"), ("ok.py", "TX101")]
+    assert "toy checker exploded" in result.findings[0].message
+
+
+def test_prescan_skips_files_without_tokens(toy, tmp_path):
+    _write(tmp_path, "plain.py", "import os\nprint(os.getcwd())\n")
+    _write(tmp_path, "gpu.py", "cuda_sync()\n")
+    result = lint_paths([tmp_path], toy(cache=False))
+    assert [Path(p).name for p in toy.calls] == ["gpu.py"]
+    assert result.prescan_skipped == 1 and result.parsed == 1 and result.files == 2
+
+
+def test_targets_select_rules(toy, tmp_path):
+    _write(tmp_path, "a.py", "cuda_sync()\nn = warp32\n")
+    on_rocm = lint_paths([tmp_path], toy(targets=("rocm",), cache=False))
+    on_mps = lint_paths([tmp_path], toy(targets=("mps",), cache=False))
+    assert {f.code for f in on_rocm.findings} == {"TX102"}
+    assert {f.code for f in on_mps.findings} == {"TX101"}
+
+
+def test_pool_gives_the_same_findings_as_one_process(toy, tmp_path, monkeypatch):
+    for i in range(40):
+        _write(tmp_path, f"pkg/m{i:02d}.py", "x = 1\n" * i + "cuda_sync()\nn = warp32\n")
+    _write(tmp_path, "pkg/broken.py", "def f(:\n  cuda_sync()\n")
+    monkeypatch.setattr(engine, "POOL_MIN_FILES", 2)
+    serial = lint_paths([tmp_path], toy(jobs=1, cache=False))
+    pooled = lint_paths([tmp_path], toy(jobs=2, cache=False))
+    assert serial.findings == pooled.findings
+    assert len(serial.findings) == 81 and serial.parsed == pooled.parsed == 41
+
+
+def test_cache_answers_unchanged_files_and_notices_changes(toy, tmp_path):
+    a = _write(tmp_path, "a.py", "cuda_sync()\n")
+    _write(tmp_path, "b.py", "n = warp32\n")
+    first = lint_paths([tmp_path], toy())
+    assert first.cached == 0 and first.parsed == 2
+    toy.calls.clear()
+    second = lint_paths([tmp_path], toy())
+    assert second.cached == 2 and second.parsed == 0 and toy.calls == []
+    assert second.findings == first.findings
+    a.write_text("x = 0\ncuda_sync()\n")
+    third = lint_paths([tmp_path], toy())
+    assert third.cached == 1 and third.parsed == 1
+    assert [(Path(f.path).name, f.line) for f in third.findings if f.code == "TX101"] == [("a.py", 2)]
+    # a different rule selection must not reuse these entries
+    fourth = lint_paths([tmp_path], toy(select=("TX101",)))
+    assert fourth.cached == 0 and {f.code for f in fourth.findings} == {"TX101"}
+
+
+def test_no_cache_writes_nothing(toy, tmp_path):
+    _write(tmp_path, "a.py", "cuda_sync()\n")
+    lint_paths([tmp_path], toy(cache=False))
+    assert not (tmp_path / ".portagpu_cache").exists()
+
+
+def test_per_file_ignores(toy, tmp_path):
+    _write(tmp_path, "tests/test_a.py", "cuda_sync()\nn = warp32\n")
+    _write(tmp_path, "src/a.py", "cuda_sync()\n")
+    result = lint_paths([tmp_path], toy(per_file_ignores=(("tests/*", ("TX101",)),), cache=False))
+    assert sorted((f.path, f.code) for f in result.findings) == [
+        ("src/a.py", "TX101"),
+        ("tests/test_a.py", "TX102"),
+    ]
+
+
+def test_noqa_suppresses_in_a_run(toy, tmp_path):
+    _write(tmp_path, "a.py", "cuda_sync()  # noqa: TX101\ncuda_sync()  # noqa: TX102\ncuda_sync()  # portagpu: ignore[TX101]\n")
+    result = lint_paths([tmp_path], toy(cache=False))
+    assert [f.line for f in result.findings] == [2]
+
+
+def test_missing_checkers_are_reported_not_hidden(toy, tmp_path, monkeypatch):
+    monkeypatch.setattr(engine, "_checker", lambda language: None)
+    _write(tmp_path, "a.py", "cuda_sync()\n")
+    result = lint_paths([tmp_path], toy(cache=False))
+    assert "python" in result.missing_checkers
