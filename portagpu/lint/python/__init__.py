@@ -1,0 +1,126 @@
+"""Python-level portability rules: `check_python` is the engine's entry point.
+
+One `ast` parse, one pruned walk dispatching to every enabled checker
+(see context.py); CUDA sources embedded in strings go to portagpu.cuda.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+from collections.abc import Sequence
+
+from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
+from portagpu.lint.python import registry
+from portagpu.lint.python.context import Context
+from portagpu.lint.python.imports import ImportMap
+from portagpu.lint.python.source import Source
+
+__all__ = ["ParseFailure", "check_python", "parse"]
+
+
+def parse(path: str, text: str) -> ast.Module:
+    """Parse or raise ParseFailure(message, line, col) like ruff's E999."""
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        raise ParseFailure(f"SyntaxError: {exc.msg}", line, max(col, 1)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        # ValueError: NUL bytes; RecursionError: absurdly nested expressions
+        raise ParseFailure(f"cannot parse: {exc}", 1, 1) from None
+
+
+def _collect_imports(source: Source, tree: ast.Module) -> ImportMap:
+    imports = ImportMap()
+    lines = source.candidate_lines(("import",))
+    if not lines:
+        return imports
+
+    def scan(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            end = stmt.end_lineno or stmt.lineno
+            if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
+                imports.add(stmt)
+                continue
+            if not _any_between(lines, stmt.lineno, end):
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(stmt, field, None)
+                if inner:
+                    if field in ("handlers", "cases"):
+                        for handler in inner:
+                            scan(handler.body)
+                    else:
+                        scan(inner)
+
+    scan(tree.body)
+    return imports
+
+
+def _any_between(lines: list[int], lo: int, hi: int) -> bool:
+    from bisect import bisect_left
+
+    i = bisect_left(lines, lo)
+    return i < len(lines) and lines[i] <= hi
+
+
+def check_python(
+    path: str, text: str, rules: Sequence[Rule], settings: LintSettings
+) -> list[Finding]:
+    """Findings of the given Python-language rules (and embedded-CUDA rules) for one file."""
+    python_rules = [r for r in rules if r.language == "python"]
+    cuda_rules = [r for r in rules if r.language == "cuda"]
+    reenable = gc.isenabled()
+    gc.disable()  # ast trees are large acyclic graphs: collections only cost time
+    try:
+        tree = parse(path, text)
+        findings = _check_tree(path, text, tree, python_rules, settings) if python_rules else []
+    finally:
+        if reenable:
+            gc.enable()
+    if cuda_rules:
+        findings.extend(_check_embedded(path, text, tree, cuda_rules, settings))
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
+    source = Source(text)
+    imports = _collect_imports(source, tree)
+    dispatch: dict[type, list] = {}
+    words: set[str] = set()
+    for rule in rules:
+        found = registry.get(rule.checker)
+        if found is None:
+            continue  # the engine validates checker names; unknown ones are inert here
+        for node_type in found.nodes:
+            dispatch.setdefault(node_type, []).append((rule, found.fn))
+        words.update(rule.tokens)
+        words.update(rule.options.get("extra_tokens", ()))
+    if not dispatch:
+        return []
+    # names bound by `from torch import cuda as c`, `import pynvml as nv`: lines
+    # using them may hold none of the rule tokens
+    aliases = {
+        local
+        for local, qual in imports.names.items()
+        if not any(w in local for w in words) and any(w in qual for w in words)
+    }
+    lines = source.candidate_lines(words, aliases)
+    if not lines:
+        return []
+    ctx = Context(path, source, tree, imports, settings, dispatch, lines)
+    try:
+        return ctx.run()
+    except RecursionError:
+        raise ParseFailure("too deeply nested to analyse", 1, 1) from None
+
+
+def _check_embedded(path, text, tree, rules, settings) -> list[Finding]:
+    try:
+        from portagpu.cuda import check_embedded
+    except ImportError:
+        return []  # the CUDA analyser is optional until it lands
+    return list(check_embedded(path, text, tree, rules, settings))

@@ -1,0 +1,67 @@
+"""PG3xx: CuPy vendor libraries, cooperative launches, numba.cuda, PyCUDA."""
+
+from __future__ import annotations
+
+import ast
+
+from portagpu.lint.model import Fix, Rule
+from portagpu.lint.python.checkers.common import const_str, module_matches
+from portagpu.lint.python.checkers.telemetry import _imported_modules
+from portagpu.lint.python.context import Context
+from portagpu.lint.python.registry import checker
+
+
+@checker("vendor_module", ast.Import, ast.ImportFrom, ast.Attribute)
+def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
+    """Imports of, or attribute paths into, modules listed in options.modules.
+
+    An attribute chain is reported once, where it first names the module
+    (`cupy.cuda.cudnn` in `cupy.cuda.cudnn.foo()`); names imported from the
+    module are reported at their import only.
+    """
+    modules = rule.options.get("modules", {})
+    if isinstance(node, ast.Attribute):
+        qual = ctx.qualify(node)
+        if qual is None or qual not in modules:
+            return
+        found = qual
+    else:
+        found = None
+        for name in _imported_modules(node):
+            found = module_matches(name, modules)
+            if found:
+                break
+        if found is None:
+            return
+    note = modules[found] if isinstance(modules, dict) else ""
+    ctx.report(rule, node, Fix("suggestion", rule.replacement), module=found, note=note or "")
+
+
+def _flag_options(node: ast.AST, flags) -> str | None:
+    values = []
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = [const_str(e) for e in node.elts]
+    else:
+        values = [const_str(node)]
+    for value in values:
+        if value and any(value.startswith(f) for f in flags):
+            return value
+    return None
+
+
+@checker("cupy_relocatable", ast.Call)
+def cupy_relocatable(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """RawKernel/RawModule with cooperative groups or -rdc: CuPy refuses both on HIP."""
+    if ctx.qualify(node.func) not in rule.options.get("constructors", ()):
+        return
+    for kw in node.keywords:
+        if kw.arg == "enable_cooperative_groups" and not (
+            isinstance(kw.value, ast.Constant) and not kw.value.value
+        ):
+            ctx.report(
+                rule, kw, Fix("suggestion", rule.replacement), option="enable_cooperative_groups"
+            )
+        elif kw.arg == "options":
+            flag = _flag_options(kw.value, rule.options.get("flags", ()))
+            if flag:
+                ctx.report(rule, kw, Fix("suggestion", rule.replacement), option=flag)

@@ -1,0 +1,266 @@
+"""PG1xx: torch device APIs that tie code to CUDA."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from portagpu.lint.model import Fix, Rule
+from portagpu.lint.python.checkers.common import const_str, open_paren_after, torch_base
+from portagpu.lint.python.context import Context
+from portagpu.lint.python.registry import checker
+
+_CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
+
+
+@checker("torch_cuda_call", ast.Call)
+def torch_cuda_call(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`torch.cuda.X(...)` where torch.accelerator/torch has X's portable twin."""
+    qual = ctx.qualify(node.func)
+    if qual is None or not qual.startswith("torch.cuda."):
+        return
+    api = rule.options.get("apis", {}).get(qual[len("torch.cuda.") :])
+    if api is None or ctx.in_test:  # in an if/while/assert test it is a device check
+        return
+    replacement = api["replacement"]
+    fix = Fix("suggestion", f"Use `{replacement}`")
+    base = torch_base(ctx, node.func)
+    rewrite = api.get("rewrite")
+    if rewrite and base is not None:
+        new = base + rewrite[len("torch") :]
+        fix = Fix("suggestion", f"Use `{replacement}`", (ctx.edit(node.func, None, new),))
+    ctx.report(rule, node, fix, call=qual, replacement=replacement)
+
+
+def _device_arg(node: ast.Call) -> ast.AST | None:
+    if node.args:
+        return node.args[0]
+    for kw in node.keywords:
+        if kw.arg == "device":
+            return kw.value
+    return None
+
+
+@checker("tensor_to_cuda", ast.Call)
+def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`x.cuda()` and `x.to("cuda")`: fixed to `.to(device)` when a device is in scope."""
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return
+    if func.attr == "cuda":
+        qual = ctx.qualify(func)
+        if qual is not None and qual not in ("torch.Tensor.cuda", "torch.nn.Module.cuda"):
+            return  # a module attribute such as numba.cuda, not a method call
+        keep = [kw for kw in node.keywords if kw.arg in ("non_blocking", "memory_format")]
+        simple = not node.args and len(keep) == len(node.keywords)
+        call = ".cuda()"
+    elif func.attr == "to":
+        value = const_str(_device_arg(node))
+        if value is None or not _CUDA_DEVICE.match(value):
+            return
+        keep = [
+            kw
+            for kw in node.keywords
+            if kw.arg in ("non_blocking", "copy", "memory_format", "dtype")
+        ]
+        # `.to("cuda:1")` names a device: replacing it needs the author's intent
+        simple = value == "cuda" and len(node.args) == 1 and len(keep) == len(node.keywords)
+        call = f'.to("{value}")'
+    else:
+        return
+    device = (
+        ctx.bound_in_scope(rule.options.get("device_names", ["device"]), node) if simple else None
+    )
+    if device is not None:
+        args = ", ".join([device] + [ctx.text_of(kw) for kw in keep])
+        between = ctx.source.segment(*_zero_based(ctx, func.value, node))
+        if "#" not in between and all(args.split(", ")):
+            edit = ctx.edit(func.value, node, f".to({args})", from_end=True)
+            fix = Fix("safe", f"Replace with `.to({args})`", (edit,))
+            ctx.report(rule, node, fix, call=call, replacement=f".to({device})")
+            return
+    fix = Fix(
+        "suggestion",
+        "Move it with `.to(device)`, device chosen once (e.g. torch.accelerator.current_accelerator())",
+    )
+    ctx.report(rule, node, fix, call=call, replacement=".to(device)")
+
+
+def _zero_based(ctx: Context, start: ast.AST, end: ast.AST) -> tuple[int, int, int, int]:
+    _, _, line, col = ctx.span(start)
+    _, _, end_line, end_col = ctx.span(end)
+    return line, col - 1, end_line, end_col - 1
+
+
+def _assigned_name(target: ast.AST) -> str:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return ""
+
+
+@checker("cuda_device_string", ast.Constant)
+def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
+    """ "cuda"/"cuda:N" literals (and f"cuda:{i}") where a device is expected."""
+    value = node.value
+    if not isinstance(value, str) or not value.startswith("cuda") or ctx.in_test:
+        return
+    subject: ast.AST = node
+    depth = 1
+    if _CUDA_DEVICE.match(value):
+        pass
+    elif value == "cuda:" and isinstance(ctx.parent(1), ast.JoinedStr):
+        subject, depth = ctx.parent(1), 2
+    else:
+        return
+    parent = ctx.parent(depth)
+    names = tuple(rule.options.get("device_names", ("device",)))
+    keywords = rule.options.get("keywords", ["device", "map_location"])
+    hit = False
+    if isinstance(parent, ast.Call):
+        qual = ctx.qualify(parent.func)
+        hit = qual == "torch.device" and parent.args[:1] == [subject]
+    elif isinstance(parent, ast.keyword):
+        call = ctx.parent(depth + 1)
+        is_to = (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "to"
+        )
+        hit = parent.arg in keywords and not is_to  # `.to(device="cuda")` is the .to rule's
+    elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        hit = any(any(n in _assigned_name(t).lower() for n in names) for t in targets)
+    elif isinstance(parent, ast.arguments):
+        hit = any(n in _default_owner(parent, subject).lower() for n in names)
+    elif isinstance(parent, ast.Dict):
+        for key, val in zip(parent.keys, parent.values, strict=False):
+            if val is subject and any(n in (const_str(key) or "").lower() for n in names):
+                hit = True
+    if hit:
+        shown = value if subject is node else "cuda:{...}"
+        ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown)
+
+
+def _default_owner(args: ast.arguments, default: ast.AST) -> str:
+    positional = [*args.posonlyargs, *args.args]
+    for arg, value in zip(
+        positional[len(positional) - len(args.defaults) :], args.defaults, strict=False
+    ):
+        if value is default:
+            return arg.arg
+    for arg, value in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+        if value is default:
+            return arg.arg
+    return ""
+
+
+def _amp_target(ctx: Context, node: ast.AST, rule: Rule) -> tuple[str, dict] | None:
+    qual = ctx.qualify(node)
+    if qual is None or not qual.startswith("torch.cuda.amp."):
+        return None
+    name = qual[len("torch.cuda.amp.") :]
+    api = rule.options.get("apis", {}).get(name)
+    return (qual, api) if api is not None else None
+
+
+@checker("torch_cuda_amp", ast.Attribute, ast.Name)
+def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
+    """Deprecated `torch.cuda.amp.X` -> `torch.amp.X` with the device named."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return
+    found = _amp_target(ctx, node, rule)
+    if found is None:
+        return
+    qual, api = found
+    new, device_arg = api["replacement"], api["device_arg"]
+    shown = f"{new}({device_arg}, ...)"
+    parent = ctx.parent()
+    base = torch_base(ctx, node) if isinstance(node, ast.Attribute) else None
+    fix = Fix("suggestion", f"Use `{shown}`")
+    if base is not None:
+        local_new = base + new[len("torch") :]
+        if isinstance(parent, ast.Call) and parent.func is node:
+            paren = open_paren_after(ctx, node)
+            plain = not parent.args  # positional parameters differ between the two APIs
+            if paren is not None and plain:
+                sep = ", " if parent.keywords else ""
+                line, col, _, _ = ctx.span(node)
+                from portagpu.lint.model import Edit
+
+                edit = Edit(line, col, paren[0], paren[1], f"{local_new}({device_arg}{sep}")
+                fix = Fix("safe", f"Replace with `{shown}`", (edit,))
+        elif (
+            isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node in parent.decorator_list
+        ):
+            edit = ctx.edit(node, node, f"{local_new}({device_arg})")
+            fix = Fix("safe", f"Replace with `{local_new}({device_arg})`", (edit,))
+    ctx.report(rule, node, fix, respect_guards=False, call=qual, replacement=shown)
+
+
+@checker("cuda_backend_knob", ast.Attribute, ast.Call)
+def cuda_backend_knob(node: ast.AST, ctx: Context, rule: Rule) -> None:
+    """Assignments to / calls of torch.backends.cudnn.* and torch.backends.cuda.* knobs."""
+    if isinstance(node, ast.Attribute):
+        if not isinstance(node.ctx, ast.Store):
+            return
+        target = node
+    else:
+        if ctx.in_test:
+            return
+        target = node.func
+    qual = ctx.qualify(target)
+    if qual is None or not qual.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
+        return
+    knobs = rule.options.get("knobs", {})
+    replacement = knobs.get(qual, rule.options.get("default", rule.replacement))
+    ctx.report(rule, node, Fix("suggestion", replacement), knob=qual, replacement=replacement)
+
+
+def _env_key(node: ast.AST, ctx: Context) -> ast.AST | None:
+    """The key node of os.environ[...] = / os.environ.setdefault(...) / os.putenv(...)."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and ctx.qualify(target.value) == "os.environ":
+                return target.slice
+        return None
+    if isinstance(node, ast.Call):
+        qual = ctx.qualify(node.func)
+        if qual in ("os.environ.setdefault", "os.putenv", "os.environ.__setitem__") and node.args:
+            return node.args[0]
+        if qual == "os.environ.update":
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    return ast.Constant(kw.arg)
+            for arg in node.args:
+                if isinstance(arg, ast.Dict):
+                    for key in arg.keys:
+                        return key
+    return None
+
+
+@checker("env_after_import", ast.Assign, ast.Call)
+def env_after_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
+    """An environment variable torch reads at import time, set after `import torch`."""
+    variables = rule.options.get("variables", [])
+    key = _env_key(node, ctx)
+    if key is None:
+        return
+    name = const_str(key)
+    if isinstance(node, ast.Call) and name is None and isinstance(key, ast.Constant):
+        name = key.value
+    if name not in variables:
+        return
+    imported = ctx.imports.first_line.get(rule.options.get("module", "torch"))
+    if imported is None or imported >= node.lineno:
+        return
+    ctx.report(
+        rule,
+        node,
+        Fix("suggestion", rule.replacement),
+        respect_guards=False,
+        variable=name,
+        line=imported,
+    )

@@ -1,0 +1,267 @@
+"""The single pruned walk over a module and the context checkers report through.
+
+Speed: the walk only descends into nodes whose line range holds a candidate
+line (a line with one of the enabled rules' tokens, or a local alias of a
+module those tokens name); everything else is skipped without being visited.
+One walk serves every enabled rule: nodes are dispatched by type.
+"""
+
+from __future__ import annotations
+
+import ast
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Any
+
+from portagpu.lint.model import Edit, Finding, Fix, LintSettings, Rule
+from portagpu.lint.python import guards
+from portagpu.lint.python.imports import ImportMap
+from portagpu.lint.python.registry import CheckerFn
+from portagpu.lint.python.source import Source
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+class _Fields(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class Context:
+    def __init__(
+        self,
+        path: str,
+        source: Source,
+        tree: ast.Module,
+        imports: ImportMap,
+        settings: LintSettings,
+        dispatch: dict[type, list[tuple[Rule, CheckerFn]]],
+        lines: Sequence[int],
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.imports = imports
+        self.settings = settings
+        self.guard_names = tuple(settings.guard_names)
+        self._dispatch = dispatch
+        self._lines = lines
+        self._nlines = len(lines)
+        self.cover: frozenset[str] = guards.path_cover(path)
+        self.stack: list[ast.AST] = []
+        self.test_depth = 0  # > 0 while inside an if/while/assert/ternary test
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[int, int, str]] = set()
+
+    # -- queries for checkers -------------------------------------------------
+    def qualify(self, node: ast.AST) -> str | None:
+        return self.imports.qualify(node)
+
+    @property
+    def in_test(self) -> bool:
+        return self.test_depth > 0
+
+    def parent(self, depth: int = 1) -> ast.AST | None:
+        """The ancestor `depth` levels up from the node being checked."""
+        index = len(self.stack) - 1 - depth
+        return self.stack[index] if index >= 0 else None
+
+    def text_mentions(self, *words: str) -> bool:
+        text = self.source.text
+        return any(w in text for w in words)
+
+    def bound_in_scope(self, names: Sequence[str], node: ast.AST) -> str | None:
+        """First of `names` bound before `node` in its function or at module level."""
+        line = getattr(node, "lineno", 0)
+        for scope in reversed(self.stack):
+            if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
+                found = _bound_names(scope, names, line)
+                if found:
+                    return found
+        return _bound_names(self.tree, names, line, top_level_only=True)
+
+    # -- reporting ------------------------------------------------------------
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """1-based line and character column of node's start and (exclusive) end."""
+        src = self.source
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        col = src.char_col(line, node.col_offset) + 1
+        end = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        return line, col, end_line, src.char_col(end_line, end) + 1
+
+    def text_of(self, node: ast.AST) -> str:
+        """Source text of a node (character-accurate on non-ASCII lines)."""
+        line, col, end_line, end_col = self.span(node)
+        return self.source.segment(line, col - 1, end_line, end_col - 1)
+
+    def edit(
+        self, start: ast.AST, end: ast.AST | None, content: str, *, from_end: bool = False
+    ) -> Edit:
+        """Edit replacing [start, end) (node spans); from_end starts at start's end."""
+        line, col, end_line, end_col = self.span(start)
+        if from_end:
+            line, col = end_line, end_col
+        if end is not None:
+            _, _, end_line, end_col = self.span(end)
+        return Edit(line, col, end_line, end_col, content)
+
+    def guarded(self, rule: Rule) -> bool:
+        if not self.cover:
+            return False
+        wanted = [t for t in rule.targets if t in self.settings.targets] or list(rule.targets)
+        return all(t in self.cover for t in wanted)
+
+    def report(
+        self,
+        rule: Rule,
+        node: ast.AST,
+        fix: Fix | None = None,
+        *,
+        respect_guards: bool | None = None,
+        **fields: Any,
+    ) -> None:
+        if respect_guards is None:
+            respect_guards = rule.options.get("respect_guards", True)
+        if respect_guards and self.guarded(rule):
+            return
+        line, col, end_line, end_col = self.span(node)
+        key = (line, col, rule.id)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        message = rule.message.format_map(_Fields(fields)) if fields else rule.message
+        self.findings.append(
+            Finding(self.path, line, col, end_line, end_col, rule.id, message, rule.severity, fix)
+        )
+
+    # -- the walk -------------------------------------------------------------
+    def _hit(self, lo: int, hi: int) -> bool:
+        i = bisect_left(self._lines, lo)
+        return i < self._nlines and self._lines[i] <= hi
+
+    def run(self) -> list[Finding]:
+        self._block(self.tree.body)
+        return self.findings
+
+    def _visit(self, node: ast.AST) -> None:
+        self.stack.append(node)
+        handlers = self._dispatch.get(node.__class__)
+        if handlers:
+            for rule, fn in handlers:
+                fn(node, self, rule)
+        cls = node.__class__
+        if cls is ast.If or cls is ast.While or cls is ast.IfExp:
+            cover = guards.test_cover(node.test, self.qualify, self.guard_names)
+            self._test(node.test)
+            saved = self.cover
+            self.cover = saved | cover
+            if cls is ast.IfExp:
+                self._child(node.body)
+                self._child(node.orelse)
+            else:
+                self._block(node.body)
+                self._block(node.orelse)
+            self.cover = saved
+        elif cls in _FUNCTIONS or cls is ast.ClassDef:
+            self._definition(node)
+        elif cls is ast.Assert:
+            self._test(node.test)
+            if node.msg is not None:
+                self._child(node.msg)
+        elif cls is ast.BoolOp:
+            saved = self.cover
+            for value in node.values:
+                self._child(value)
+                self.cover = self.cover | guards.test_cover(value, self.qualify, self.guard_names)
+            self.cover = saved
+        else:
+            self._children(node)
+        self.stack.pop()
+
+    def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for deco in node.decorator_list:
+            self._child(deco)
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                self._child(base)
+            for kw in node.keywords:
+                self._child(kw)
+            own = guards.class_cover(node, self.guard_names)
+        else:
+            self._child(node.args)
+            if node.returns is not None:
+                self._child(node.returns)
+            own = guards.function_cover(node, self.guard_names)
+        own = own | guards.decorator_cover(node.decorator_list, self.qualify, self.guard_names)
+        saved = self.cover
+        self.cover = saved | own
+        self._block(node.body)
+        self.cover = saved
+
+    def _test(self, test: ast.AST) -> None:
+        self.test_depth += 1
+        self._child(test)
+        self.test_depth -= 1
+
+    def _children(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                if value and isinstance(value[0], ast.stmt):
+                    self._block(value)
+                else:
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            self._child(item)
+            elif isinstance(value, ast.AST):
+                self._child(value)
+
+    def _child(self, node: ast.AST) -> None:
+        end = getattr(node, "end_lineno", None)
+        if end is None:
+            if node._fields:  # arguments, comprehension, withitem, match_case...
+                self._visit(node)
+        elif self._hit(node.lineno, end):
+            self._visit(node)
+
+    def _block(self, body: list[ast.stmt]) -> None:
+        saved = self.cover
+        last = (body[-1].end_lineno or 0) if body else 0
+        for stmt in body:
+            end = stmt.end_lineno or stmt.lineno
+            start = stmt.lineno
+            if stmt.__class__ in _DEFINITIONS and stmt.decorator_list:
+                start = stmt.decorator_list[0].lineno  # decorators precede `def`
+            if self._hit(start, end):
+                self._visit(stmt)
+            cls = stmt.__class__
+            if (cls is ast.If and guards.terminates(stmt.body)) or cls is ast.Assert:
+                if end < last and self._hit(end + 1, last):
+                    self.cover = self.cover | guards.test_cover(
+                        stmt.test, self.qualify, self.guard_names
+                    )
+        self.cover = saved
+
+
+def _bound_names(scope: ast.AST, names: Sequence[str], before: int, top_level_only: bool = False):
+    if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
+        args = scope.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None and arg.arg in names:
+                return arg.arg
+        if isinstance(scope, ast.Lambda):
+            return None
+    nodes = scope.body if top_level_only else ast.walk(scope)
+    for node in nodes:
+        if isinstance(node, ast.Assign) and node.lineno < before:
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in names:
+                    return target.id
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.lineno < before:
+            if isinstance(node.target, ast.Name) and node.target.id in names:
+                return node.target.id
+        elif isinstance(node, ast.For) and node.lineno < before:
+            if isinstance(node.target, ast.Name) and node.target.id in names:
+                return node.target.id
+    return None

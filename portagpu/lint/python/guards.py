@@ -1,0 +1,177 @@
+"""Guard detection: where vendor-specific code is deliberate, not a finding.
+
+A guard "covers" a set of targets: a finding is dropped when every target the
+rule breaks on (among those the user lints for) is covered by an enclosing
+guard. The heuristics, in order of strength:
+
+* Vendor dispatch covers every target: tests on `torch.version.hip`,
+  `torch.version.cuda`, names or calls containing `hip`/`rocm` (`is_hip()`,
+  `TEST_WITH_ROCM`), string comparisons with "hip"/"rocm", and the user's
+  `guard_names`. Both branches are guarded: each is one vendor's path.
+* Device checks cover mps and cpu (on ROCm these are true, so ROCm-specific
+  findings still fire): `torch.cuda.*` calls/attributes in a test
+  (`torch.cuda.is_available()`, `device_count() > 0`, capability checks),
+  `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl`/`nvidia` (`HAS_CUDA`,
+  `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`).
+* MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
+  author handled MPS; the other branch still has to work on CPU.
+* An `if <guard>:` whose body ends in return/raise/continue/break, or an
+  `assert <guard>`, also guards the statements after it in the same block.
+* `@skipIf(<guard>)`-style decorators and decorators named for a vendor
+  (`@onlyCUDA`, `@requires_cuda`) guard the decorated function or class.
+* Backend implementations: a module whose path has a vendor-named directory
+  or file stem (torch/cuda/, torch/backends/cudnn/, common_cuda.py) is that
+  vendor's backend; a class whose name holds a vendor token and that has a
+  base class (it specialises an abstraction: CudaInterface(DeviceInterface),
+  CUDA_Accelerator(DeepSpeedAccelerator)), or any class deriving from a base
+  named *Accelerator / *DeviceInterface / *DeviceOpOverrides; a function whose
+  name holds a vendor token (`_cuda_synchronize`, `init_nvml`) declares itself
+  vendor-specific. Vendor "cuda" names cover mps and cpu; "hip"/"rocm" cover all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from portagpu.lint.model import ALL_TARGETS
+
+EVERY = frozenset(ALL_TARGETS)
+NON_CUDA = frozenset(("mps", "cpu"))
+MPS = frozenset(("mps",))
+NONE: frozenset[str] = frozenset()
+
+_AMD_PREFIXES = ("hip", "rocm", "amdsmi", "amdgpu")
+_CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "nvidia", "nvml", "cutlass", "cublas", "nvtx", "cupti")
+_CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
+_ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
+_SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
+_VENDOR_DIRS_CUDA = frozenset(
+    ("cuda", "cudnn", "nccl", "nvidia", "cutlass", "cudagraphs", "cuda_graphs")
+)
+_VENDOR_DIRS_AMD = frozenset(("hip", "rocm", "amd"))
+_TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    """`onlyCUDA` -> (only, cuda); `TEST_WITH_ROCM` -> (test, with, rocm)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
+    return tuple(w for w in re.split(r"[^a-z]+", spaced.lower()) if w)
+
+
+@lru_cache(maxsize=4096)
+def _word_cover(name: str) -> frozenset[str]:
+    words = _words(name)
+    if any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words):
+        return EVERY
+    if any(w.startswith(_CUDA_PREFIXES) for w in words):
+        return NON_CUDA
+    if "mps" in words:
+        return MPS
+    return NONE
+
+
+def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
+    """Cover implied by an identifier (last component of a name or call)."""
+    if name in guard_names:
+        return EVERY
+    return _word_cover(name)
+
+
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return None
+
+
+def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = ()) -> frozenset[str]:
+    """Targets covered by code that runs under (or instead of) `test`."""
+    cover: set[str] = set()
+    for node in ast.walk(test):
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            qual = qualify(node)
+            if qual is not None:
+                if qual in ("torch.version.hip", "torch.version.cuda"):
+                    return EVERY
+                if qual.startswith(
+                    ("torch.cuda.", "torch.backends.cudnn.", "torch.backends.cuda.")
+                ):
+                    cover |= NON_CUDA
+                    continue
+                if qual.startswith("torch.backends.mps."):
+                    cover |= MPS
+                    continue
+            name = _last_name(node)
+            if name:
+                found = name_cover(name, guard_names)
+                if found == EVERY:
+                    return EVERY
+                cover |= found
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value.lower()
+            if value in ("hip", "rocm", "amd"):
+                return EVERY
+            if _CUDA_STRING.match(value) or value in ("nvidia", "nccl"):
+                cover |= NON_CUDA
+            elif value == "mps":
+                cover |= MPS
+    return frozenset(cover)
+
+
+def terminates(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], _TERMINATORS)
+
+
+def decorator_cover(decorators: list[ast.expr], qualify, guard_names=()) -> frozenset[str]:
+    cover: set[str] = set()
+    for deco in decorators:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = _last_name(target) or ""
+        if isinstance(deco, ast.Call) and name in _SKIP_DECORATORS:
+            for arg in deco.args[:1]:
+                cover |= test_cover(arg, qualify, guard_names)
+        else:
+            cover |= name_cover(name, guard_names)
+    return frozenset(cover)
+
+
+def class_cover(node: ast.ClassDef, guard_names=()) -> frozenset[str]:
+    """A class implementing one vendor's side of a device abstraction."""
+    bases = [b for b in node.bases if _last_name(b) not in (None, "object")]
+    if not bases:
+        return NONE
+    for base in bases:
+        name = _last_name(base) or ""
+        if name.endswith(_ABSTRACTION_BASES):
+            own = name_cover(node.name, guard_names)
+            return own if own else EVERY
+    return name_cover(node.name, guard_names)
+
+
+def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=()) -> frozenset[str]:
+    return name_cover(node.name, guard_names)
+
+
+def path_cover(path: str) -> frozenset[str]:
+    """A module inside a vendor-named package or file is that vendor's backend."""
+    parts = re.split(r"[\\/]", path)
+    if not parts:
+        return NONE
+    stem = parts[-1].rsplit(".", 1)[0]
+    cover: set[str] = set()
+    for part in parts[:-1]:
+        low = part.lower()
+        if low in _VENDOR_DIRS_AMD:
+            return EVERY
+        if low in _VENDOR_DIRS_CUDA:
+            cover |= NON_CUDA
+        elif low == "mps":
+            cover |= MPS
+    found = name_cover(stem)
+    return frozenset(cover | found)

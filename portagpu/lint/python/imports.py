@@ -1,0 +1,85 @@
+"""Import-alias resolution: local names -> fully qualified dotted names.
+
+`import torch as t`, `from torch import cuda`, `from torch.cuda import amp`
+and `import pynvml as nv` all bind a local name; `qualify(t.cuda.synchronize)`
+then gives "torch.cuda.synchronize". The map is module-wide (imports inside
+functions included), which matches how GPU code binds these names in practice.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+
+class ImportMap:
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # local name -> qualified name
+        self.first_line: dict[str, int] = {}  # top-level package -> first import line
+        self.nodes: list[ast.Import | ast.ImportFrom] = []
+
+    def add(self, node: ast.Import | ast.ImportFrom) -> None:
+        self.nodes.append(node)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.names[alias.asname] = alias.name
+                else:
+                    top = alias.name.partition(".")[0]
+                    self.names[top] = top
+                self._seen(alias.name, node.lineno)
+        else:
+            if node.level or not node.module:
+                return  # relative imports name the project's own modules
+            self._seen(node.module, node.lineno)
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def _seen(self, module: str, line: int) -> None:
+        top = module.partition(".")[0]
+        if top not in self.first_line or line < self.first_line[top]:
+            self.first_line[top] = line
+
+    def qualify(self, node: ast.AST) -> str | None:
+        """Qualified name of a Name/Attribute chain rooted at an imported name."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.names.get(node.id)
+        if base is None:
+            return None
+        if not parts:
+            return base
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def local_names_for(self, prefixes: Iterable[str]) -> set[str]:
+        """Local names bound to anything under the given qualified prefixes."""
+        prefixes = tuple(prefixes)
+        out = set()
+        for local, qual in self.names.items():
+            if any(
+                qual == p or qual.startswith(p + ".") or p.startswith(qual + ".") for p in prefixes
+            ):
+                out.add(local)
+        return out
+
+    def is_module_name(self, name: str) -> bool:
+        return name in self.names
+
+
+def dotted(node: ast.AST) -> str | None:
+    """The literal dotted text of a Name/Attribute chain (no alias resolution)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
