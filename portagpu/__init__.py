@@ -10,6 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from portagpu._version import __version__
+from portagpu.runtime.interpret import set_triton_interpreter_default as _set_interpreter
+
+# Triton decides interpreter-or-GPU when @triton.jit runs, so this must happen
+# at import time, before any kernel module (see docs/runtime.md for the order).
+_set_interpreter()
 
 # public name -> module that defines it
 _LAZY = {

@@ -5,7 +5,7 @@ device; nothing else in portagpu branches on the vendor."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from portagpu.device import Device
@@ -35,3 +35,29 @@ class Backend(ABC):
     @abstractmethod
     def telemetry(self, device: Device) -> Telemetry:
         """Live readings; fields a library cannot give are None, never a crash."""
+
+    # --- runtime (implemented in <vendor>/runtime.py, see portagpu/runtime) --
+    #: Triton launch options only this vendor's compiler understands; the
+    #: options of the other vendors are dropped before launching here.
+    triton_options: frozenset[str] = frozenset()
+    #: Triton kernels run in Triton's CPU interpreter (no Triton GPU backend).
+    triton_interpreted: bool = False
+    #: portagpu may call a cached compiled Triton kernel directly, bypassing
+    #: Triton's per-call dispatch (only where its argument specialisation is
+    #: known to match portagpu's cache key).
+    triton_fast_path: bool = False
+
+    @abstractmethod
+    def cuda_compiler(self) -> str | None:
+        """How CUDA C source is compiled here ("CuPy/NVRTC", ...); None if it cannot be."""
+
+    @abstractmethod
+    def compile_cuda(self, source: str, *, options: tuple[str, ...], device: Device) -> Any:
+        """Compile CUDA C source for `device`; returns a CuPy RawModule.
+
+        Raises LaunchError when this backend cannot compile CUDA source."""
+
+    @abstractmethod
+    def blas_library(self, framework: str) -> str:
+        """The BLAS library that serves a matmul on this backend's device for
+        arrays of `framework` ("torch" or "cupy")."""

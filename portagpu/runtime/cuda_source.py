@@ -1,0 +1,386 @@
+"""CUDA C source kernels: `CudaKernel`, `CudaModule`.
+
+NVIDIA compiles with CuPy (NVRTC); AMD translates with hipify_bridge and
+compiles with CuPy on ROCm (hiprtc) -- both through the backend's
+`compile_cuda` hook. Backends with no CUDA compiler (MPS, CPU) run the
+kernel's registered `reference` function instead.
+
+Arguments are checked before launch (count, device, contiguity, grid and block
+limits) and Python scalars are converted to the C type the kernel's own
+signature declares (a Python float for a `float` parameter becomes float32,
+not the float64 CuPy would pass).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from portagpu.errors import LaunchError
+
+DEFAULT_BLOCK = (256, 1, 1)
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_BLOCK_THREADS = 1024
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+# (sha1 of source, options, backend, device index) -> compiled CuPy RawModule
+_COMPILED: dict[tuple[str, tuple[str, ...], str, int], Any] = {}
+_DIMS: dict[tuple[Any, Any], tuple[tuple[int, int, int], tuple[int, int, int]]] = {}
+
+
+# --- compiling ----------------------------------------------------------------
+def cupy_raw_module(source: str, *, options: tuple[str, ...], device: Any, want_hip: bool) -> Any:
+    """Compile `source` with CuPy for `device`, defining WARP_SIZE from the device."""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise LaunchError(
+            f"CUDA C kernels need CuPy on {device.name}: pip install "
+            f"{'cupy-rocm-6-0' if want_hip else 'cupy-cuda13x'} ({exc})"
+        ) from None
+    if bool(cupy.cuda.runtime.is_hip) != want_hip:
+        built = "ROCm" if cupy.cuda.runtime.is_hip else "CUDA"
+        raise LaunchError(f"this CuPy is built for {built}, but the device is {device.name}")
+    warp = device.warp_size or (64 if want_hip else 32)
+    defines = (f"-DWARP_SIZE={warp}", f"-DPORTAGPU_WARP_SIZE={warp}")
+    with cupy.cuda.Device(device.index):
+        module = cupy.RawModule(code=source, options=(*options, *defines))
+        try:
+            module.compile()
+        except Exception as exc:  # CompileException carries the compiler log
+            raise LaunchError(f"compiling CUDA source for {device.name} failed: {exc}") from None
+    return module
+
+
+def compiled_module(source: str, options: tuple[str, ...], device: Any) -> Any:
+    """The compiled module for `device`, cached per (source, options, device)."""
+    from portagpu.backends import backend_for
+
+    key = (hashlib.sha1(source.encode()).hexdigest(), options, device.backend, device.index)
+    module = _COMPILED.get(key)
+    if module is None:
+        module = backend_for(device).compile_cuda(source, options=options, device=device)
+        _COMPILED[key] = module
+    return module
+
+
+# --- kernel signatures -----------------------------------------------------------
+_GLOBAL_RE = r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+{name}\s*\(([^)]*)\)"
+
+
+def _regex_signature(source: str, name: str) -> list[Any]:
+    """Fallback when tree-sitter is not installed: a plain `__global__ void f(...)`."""
+    from portagpu.cuda.signature import Param
+
+    match = re.search(_GLOBAL_RE.format(name=re.escape(name)), source)
+    if match is None:
+        raise LaunchError(f"kernel {name!r} is not defined in the CUDA source")
+    params = []
+    for position, text in enumerate(p.strip() for p in match.group(1).split(",")):
+        if not text or text == "void":
+            continue
+        ident = re.search(r"([A-Za-z_]\w*)\s*(\[[^\]]*\])?$", text)
+        pname = ident.group(1) if ident else f"arg{position}"
+        ctype = text[: ident.start()].strip() if ident else text
+        pointer = "*" in ctype or bool(ident and ident.group(2))
+        base = " ".join(w for w in ctype.replace("*", " ").split() if w not in ("const", "__restrict__"))
+        params.append(Param(pname, ctype, pointer, base))
+    return params
+
+
+def kernel_params(source: str, name: str) -> list[Any]:
+    try:
+        from portagpu.cuda import kernel_signature
+    except ImportError:
+        return _regex_signature(source, name)
+    try:
+        return kernel_signature(source, name)
+    except ImportError:  # tree_sitter missing on this host
+        return _regex_signature(source, name)
+    except LookupError as exc:
+        raise LaunchError(str(exc)) from None
+
+
+# --- grid and block ---------------------------------------------------------------
+def _dims(value: Any, what: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        dims: tuple = (value,)
+    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 3:
+        dims = tuple(value)
+    else:
+        raise LaunchError(f"{what} must be an int or a tuple of 1-3 ints, got {value!r}")
+    for axis, (size, limit) in enumerate(zip(dims, limits, strict=False)):
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise LaunchError(f"{what}[{axis}] must be an int, got {size!r}")
+        if not 1 <= size <= limit:
+            raise LaunchError(f"{what}[{axis}] = {size} is out of range 1..{limit}")
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def launch_dims(grid: Any, block: Any) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    try:
+        return _DIMS[(grid, block)]
+    except (KeyError, TypeError):
+        pass
+    g = _dims(grid, "grid", GRID_LIMITS)
+    b = DEFAULT_BLOCK if block is None else _dims(block, "block", BLOCK_LIMITS)
+    if b[0] * b[1] * b[2] > MAX_BLOCK_THREADS:
+        raise LaunchError(f"block {b} has {b[0] * b[1] * b[2]} threads; at most {MAX_BLOCK_THREADS}")
+    try:
+        if len(_DIMS) < 4096:
+            _DIMS[(grid, block)] = (g, b)
+    except TypeError:  # lists are not hashable
+        pass
+    return g, b
+
+
+# --- streams ------------------------------------------------------------------------
+class _StreamPtr:
+    """What CuPy's Function.__call__ needs of a stream: `.ptr`."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+
+_STREAMS: dict[int, _StreamPtr] = {}
+
+
+def _stream_ptr(ptr: int) -> _StreamPtr:
+    wrapped = _STREAMS.get(ptr)
+    if wrapped is None:
+        wrapped = _STREAMS[ptr] = _StreamPtr(ptr)
+    return wrapped
+
+
+def _explicit_stream(stream: Any) -> Any:
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return _stream_ptr(stream)
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return _stream_ptr(stream.cuda_stream)
+    if hasattr(stream, "ptr"):  # cupy Stream / ExternalStream
+        return stream
+    raise LaunchError(f"stream must be a torch/CuPy stream or a raw pointer, got {stream!r}")
+
+
+# --- kernels ---------------------------------------------------------------------
+class CudaModule:
+    """CUDA C source holding one or more `__global__` kernels, compiled once per
+    device and options: `module.get_kernel("name")` (or `module["name"]`)."""
+
+    def __init__(self, source: str, *, options: Sequence[str] = (),
+                 references: Mapping[str, Callable[..., Any]] | None = None) -> None:
+        if not isinstance(source, str) or not source.strip():
+            raise LaunchError("CudaModule needs CUDA C source text")
+        self.source = source
+        self.options = tuple(options)
+        self.references = dict(references or {})
+        self._kernels: dict[str, CudaKernel] = {}
+
+    def get_kernel(self, name: str, reference: Callable[..., Any] | None = None) -> CudaKernel:
+        kernel = self._kernels.get(name)
+        if kernel is None or (reference is not None and kernel.reference is not reference):
+            kernel = CudaKernel(self.source, name, options=self.options,
+                                reference=reference or self.references.get(name), module=self)
+            self._kernels[name] = kernel
+        return kernel
+
+    __getitem__ = get_kernel
+
+    def compiled(self, device: Any) -> Any:
+        return compiled_module(self.source, self.options, device)
+
+    def __repr__(self) -> str:
+        return f"CudaModule({len(self.source)} chars, options={self.options!r})"
+
+
+class _Prepared:
+    """A kernel ready to launch on one device: the CuPy function and converters."""
+
+    __slots__ = ("function", "index")
+
+    def __init__(self, function: Any, index: int) -> None:
+        self.function = function
+        self.index = index
+
+
+class CudaKernel:
+    """One `__global__` function of CUDA C source, launched with
+    `portagpu.launch(kernel, grid, *args, block=..., stream=..., shared_mem=0)`.
+
+    `reference` (a torch or numpy function taking the same arguments and
+    writing the same outputs in place) runs where no CUDA compiler exists.
+    """
+
+    def __init__(self, source: str, name: str, *, options: Sequence[str] = (),
+                 reference: Callable[..., Any] | None = None,
+                 module: CudaModule | None = None) -> None:
+        self.module = module if module is not None else CudaModule(source, options=options)
+        self.name = name
+        self.reference = reference
+        self._params: list[Any] | None = None
+        self._prepared: dict[int, _Prepared] = {}
+        self._device = None
+
+    @property
+    def source(self) -> str:
+        return self.module.source
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return self.module.options
+
+    @property
+    def params(self) -> list[Any]:
+        if self._params is None:
+            self._params = kernel_params(self.source, self.name)
+            self._scalar_types = [self._scalar_type(p) for p in self._params]
+        return self._params
+
+    @staticmethod
+    def _scalar_type(param: Any) -> tuple[Any, bool, tuple[type, ...]] | None:
+        """(numpy scalar type, is it an integer type, accepted Python types)
+        for a scalar parameter; None for pointers and unknown types."""
+        if param.is_pointer or not param.dtype:
+            return None
+        import numpy
+
+        scalar = getattr(numpy, param.dtype)
+        return scalar, numpy.dtype(scalar).kind in "iub", (int, float, numpy.generic)
+
+    def __repr__(self) -> str:
+        return f"CudaKernel({self.name!r})"
+
+    # -- launching -------------------------------------------------------------------
+    def _launch(self, device: Any, grid: Any, args: tuple, block: Any, stream: Any,
+                meta: dict) -> None:
+        if device is not self._device:
+            from portagpu.backends import backend_for
+
+            self._can_compile = backend_for(device).cuda_compiler() is not None
+            self._device = device
+        if not self._can_compile:
+            self._run_reference(device, args, meta)
+            return
+        shared_mem = meta.pop("shared_mem", 0) if meta else 0
+        if meta:
+            raise LaunchError(f"{self!r}: unknown launch options {sorted(meta)}; "
+                              "CUDA kernels take block=, stream=, shared_mem=")
+        grid3, block3 = launch_dims(grid, block)
+        converted, index, framework = self._convert(device, args)
+        prepared = self._prepared.get(index)
+        if prepared is None:
+            prepared = self._prepare(device, index)
+        if stream is not None:
+            stream = _explicit_stream(stream)
+        elif framework == "torch":
+            stream = _stream_ptr(sys.modules["torch"]._C._cuda_getCurrentRawStream(index))
+        import cupy
+
+        if cupy.cuda.runtime.getDevice() == index:
+            prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
+        else:
+            with cupy.cuda.Device(index):
+                prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
+
+    def _run_reference(self, device: Any, args: tuple, meta: dict) -> None:
+        if self.reference is None:
+            from portagpu.backends import all_backends, backend_for
+
+            able = [f"{b.display_name} via {b.cuda_compiler()}" for b in all_backends()
+                    if b.cuda_compiler() is not None]
+            raise LaunchError(
+                f"{self!r} cannot run on {backend_for(device).display_name} ({device.name}): "
+                f"CUDA C source runs on {', '.join(able)}; give CudaKernel(..., reference=fn) "
+                "with a torch/numpy function taking the same arguments to run it here"
+            )
+        meta.pop("shared_mem", None)
+        self.reference(*args, **meta)
+
+    def _prepare(self, device: Any, index: int) -> _Prepared:
+        if index != device.index:
+            from portagpu.device import devices
+
+            matching = [d for d in devices() if d.index == index]
+            if not matching:
+                raise LaunchError(f"{self!r}: arguments are on device {index}, which portagpu did not find")
+            device = matching[0]
+        import cupy
+
+        module = self.module.compiled(device)
+        with cupy.cuda.Device(index):
+            try:
+                function = module.get_function(self.name)
+            except Exception as exc:
+                raise LaunchError(f"{self!r}: no kernel of that name in the compiled module ({exc})") from None
+        prepared = self._prepared[index] = _Prepared(function, index)
+        return prepared
+
+    def _convert(self, device: Any, args: tuple) -> tuple[list[Any], int, str | None]:
+        """Arguments as CuPy takes them, the device index they live on, and the
+        framework that owns them (for its current stream)."""
+        params = self.params
+        if len(args) != len(params):
+            names = ", ".join(p.name for p in params)
+            raise LaunchError(f"{self!r} takes {len(params)} arguments ({names}), got {len(args)}")
+        torch = sys.modules.get("torch")
+        tensor_type = torch.Tensor if torch is not None else ()
+        import cupy
+
+        cupy_array = cupy.ndarray
+        out: list[Any] = []
+        index: int | None = None
+        framework: str | None = None
+        for position, (value, param, scalar) in enumerate(zip(args, params, self._scalar_types, strict=False)):
+            if param.is_pointer:
+                if isinstance(value, tensor_type):
+                    if not value.is_cuda:
+                        raise self._arg_error(position, param, f"is a torch tensor on {value.device}, "
+                                              f"not on the GPU ({device.torch_device})")
+                    if not value.is_contiguous():
+                        raise self._arg_error(position, param, "is not contiguous: call .contiguous()")
+                    where, owner, value = value.get_device(), "torch", value.data_ptr()
+                elif isinstance(value, cupy_array):
+                    if not value.flags.c_contiguous:
+                        raise self._arg_error(position, param, "is not C-contiguous: use cupy.ascontiguousarray")
+                    where, owner = value.data.device_id, "cupy"
+                elif value is None or (isinstance(value, int) and not isinstance(value, bool)):
+                    out.append(value)  # NULL or a raw device address
+                    continue
+                else:
+                    raise self._arg_error(position, param, self._not_device_array(value))
+                if index is None:
+                    index, framework = where, owner
+                elif where != index:
+                    raise self._arg_error(position, param, f"is on GPU {where}, other arguments on GPU {index}")
+                out.append(value)
+            else:
+                out.append(self._scalar(position, param, scalar, value))
+        return out, (device.index if index is None else index), framework
+
+    def _scalar(self, position: int, param: Any, scalar: tuple | None, value: Any) -> Any:
+        if scalar is None:  # a type numpy has no name for: pass as given
+            return value
+        scalar, integral, accepted = scalar
+        if not isinstance(value, accepted):
+            raise self._arg_error(position, param, f"is a scalar, got {type(value).__name__}")
+        if integral and isinstance(value, float):
+            raise self._arg_error(position, param, f"is an integer, got float {value!r}")
+        try:
+            return scalar(value)
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise self._arg_error(position, param, f"cannot hold {value!r} ({exc})") from None
+
+    def _arg_error(self, position: int, param: Any, problem: str) -> LaunchError:
+        return LaunchError(f"{self!r} argument {position} `{param.ctype} {param.name}` {problem}")
+
+    @staticmethod
+    def _not_device_array(value: Any) -> str:
+        kind = type(value)
+        if kind.__module__ == "numpy":
+            return "is a numpy array in host memory: pass a torch CUDA tensor or a CuPy array"
+        return f"is a pointer parameter, got {kind.__module__}.{kind.__name__}"

@@ -1,0 +1,47 @@
+"""`portagpu.launch`: one call for Triton kernels and CUDA C source kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portagpu.device import detect
+from portagpu.errors import LaunchError
+from portagpu.runtime.cuda_source import CudaKernel
+from portagpu.runtime.triton_launch import TritonLauncher, is_triton_kernel
+
+# kernel object -> its launcher (Triton kernels are module-level objects that
+# live as long as the process; their launchers hold the fast-path caches)
+_TRITON: dict[Any, TritonLauncher] = {}
+
+
+def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, block: Any = None,
+           stream: Any = None, **meta: Any) -> None:
+    """Launch `kernel` on the device `portagpu.detect()` found.
+
+    Triton (`@triton.jit`, autotuned or not): `num_warps` in 32-thread units
+    (scaled to the device's wavefront size), Triton options and constexprs
+    in `meta`. CUDA C (`portagpu.CudaKernel`): `block` (default 256 threads),
+    `stream` (default: the current stream of the framework that owns the
+    arguments) and `shared_mem=` bytes. Raises LaunchError before launching
+    when the arguments cannot run.
+    """
+    device = detect()
+    launcher = _TRITON.get(kernel)
+    if launcher is not None:
+        if block is not None:
+            raise LaunchError("block= is for CudaKernel; Triton kernels take num_warps=")
+        launcher(device, grid, args, num_warps, stream, meta)
+        return
+    if isinstance(kernel, CudaKernel):
+        if num_warps is not None:
+            raise LaunchError(f"num_warps= is for Triton kernels; {kernel!r} takes block=")
+        kernel._launch(device, grid, args, block, stream, meta)
+        return
+    if is_triton_kernel(kernel):
+        _TRITON[kernel] = TritonLauncher(kernel)
+        launch(kernel, grid, *args, num_warps=num_warps, block=block, stream=stream, **meta)
+        return
+    raise LaunchError(
+        f"portagpu.launch takes a @triton.jit kernel or a portagpu.CudaKernel, "
+        f"got {type(kernel).__module__}.{type(kernel).__name__}"
+    )

@@ -1,0 +1,116 @@
+"""Simulated devices and a fake CuPy for the runtime tests.
+
+AMD and NVIDIA are simulated here: a `portagpu.device.Device` built by hand
+(warp 64 gfx942, warp 32 gfx1100, warp 32 sm_90) is returned by the runtime's
+`detect`, and a fake `cupy` module records what would have been compiled and
+launched. Nothing in these fakes runs a kernel.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from portagpu.device import Device
+
+
+def make_device(backend: str, arch: str, warp: int | None, index: int = 0) -> Device:
+    vendor = {"cuda": "nvidia", "rocm": "amd", "mps": "apple", "cpu": "cpu"}[backend]
+    return Device(vendor=vendor, backend=backend, index=index, name=f"simulated {arch}", arch=arch,
+                  warp_size=warp, multiprocessors=None, memory_total=None, blas="simulated",
+                  source="test")
+
+
+SIMULATED = {
+    "gfx942": lambda: make_device("rocm", "gfx942", 64),
+    "gfx1100": lambda: make_device("rocm", "gfx1100", 32),
+    "sm_90": lambda: make_device("cuda", "sm_90", 32),
+    "mps": lambda: make_device("mps", "apple-m2", 32),
+}
+
+
+@pytest.fixture
+def use_device(monkeypatch):
+    """use_device("gfx942") -> that simulated Device, which launch() now targets."""
+
+    def use(name: str) -> Device:
+        device = SIMULATED[name]()
+        monkeypatch.setattr("portagpu.runtime.dispatch.detect", lambda: device)
+        return device
+
+    return use
+
+
+class FakeArray:
+    """Stands in for cupy.ndarray: a device id and a contiguity flag."""
+
+    def __init__(self, device_id: int = 0, contiguous: bool = True) -> None:
+        self.data = types.SimpleNamespace(device_id=device_id)
+        self.flags = types.SimpleNamespace(c_contiguous=contiguous)
+
+
+class FakeCupy(types.ModuleType):
+    """Records RawModule compilations and Function launches."""
+
+    def __init__(self, is_hip: bool) -> None:
+        super().__init__("cupy")
+        self.ndarray = FakeArray
+        self.compiled: list[dict] = []
+        self.launches: list[dict] = []
+        fake = self
+
+        class Device:
+            def __init__(self, index: int) -> None:
+                self.index = index
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class Function:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def __call__(self, grid, block, args, shared_mem=0, stream=None):
+                fake.launches.append({"name": self.name, "grid": grid, "block": block,
+                                      "args": list(args), "shared_mem": shared_mem,
+                                      "stream": stream})
+
+        class RawModule:
+            def __init__(self, code: str, options: tuple = ()) -> None:
+                self.code, self.options = code, tuple(options)
+                fake.compiled.append({"code": code, "options": self.options})
+
+            def compile(self) -> None:
+                pass
+
+            def get_function(self, name: str) -> Function:
+                return Function(name)
+
+        runtime = types.SimpleNamespace(is_hip=is_hip, getDevice=lambda: 0)
+        self.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)
+        self.RawModule = RawModule
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """fake_cupy(is_hip=False) installs a recording cupy in sys.modules."""
+
+    def install(is_hip: bool = False) -> FakeCupy:
+        module = FakeCupy(is_hip)
+        monkeypatch.setitem(sys.modules, "cupy", module)
+        return module
+
+    return install
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compile_cache(monkeypatch):
+    """Each test compiles anew (the compiled-module cache is process-wide)."""
+    from portagpu.runtime import cuda_source
+
+    monkeypatch.setattr(cuda_source, "_COMPILED", {})

@@ -1,0 +1,185 @@
+"""CUDA C kernels: argument checks, scalar conversion, compile options and
+the reference fallback. NVIDIA and AMD are simulated (conftest.py): a fake
+CuPy records what would be compiled and launched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import portagpu
+from portagpu.errors import LaunchError
+
+SOURCE = r"""
+#include <cuda_runtime.h>
+extern "C" __global__ void scale(const float* __restrict__ x, float* out, float alpha,
+                                 int n, double beta, unsigned long long seed) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = alpha * x[i] + (float)beta + (float)(seed & 1);
+}
+extern "C" __global__ void fill(float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (float)WARP_SIZE;
+}
+"""
+
+
+def scale_reference(x, out, alpha, n, beta, seed):
+    out[:n] = alpha * x[:n] + beta + (seed & 1)
+
+
+def test_reference_runs_on_cpu_with_poisoned_output():
+    n = int(np.random.randint(10, 500))
+    x = torch.randn(n)
+    out = torch.full((n,), float("nan"))
+    kernel = portagpu.CudaKernel(SOURCE, "scale", reference=scale_reference)
+    portagpu.launch(kernel, ((n + 127) // 128,), x, out, 0.5, n, 0.25, 3, block=(128,))
+    torch.testing.assert_close(out, 0.5 * x + 0.25 + 1)
+
+
+def test_reference_takes_numpy_arrays():
+    x = np.random.rand(64).astype(np.float32)
+    out = np.full(64, np.nan, dtype=np.float32)
+    kernel = portagpu.CudaModule(SOURCE, references={"scale": scale_reference})["scale"]
+    portagpu.launch(kernel, (1,), x, out, 2.0, 64, 0.0, 0)
+    np.testing.assert_allclose(out, 2.0 * x)
+
+
+@pytest.mark.parametrize("device", [None, "mps"])
+def test_without_reference_the_error_names_backends_that_can_run_it(use_device, device):
+    if device:
+        use_device(device)
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    with pytest.raises(LaunchError, match=r"CUDA \(NVIDIA\).*ROCm \(AMD\).*reference="):
+        portagpu.launch(kernel, (1,), torch.zeros(4), 4)
+
+
+def test_nvidia_converts_scalars_to_the_declared_types(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy(is_hip=False)
+    x, out = cupy.ndarray(), cupy.ndarray()
+    kernel = portagpu.CudaKernel(SOURCE, "scale", options=("-O3",))
+    portagpu.launch(kernel, (4,), x, out, 0.1, 1000, 0.1, 2**40, block=(128,))
+    launch = cupy.launches[-1]
+    args = launch["args"]
+    assert args[0] is x and args[1] is out
+    assert type(args[2]) is np.float32 and args[2] == np.float32(0.1)
+    assert type(args[3]) is np.int32 and args[3] == 1000
+    assert type(args[4]) is np.float64
+    assert type(args[5]) is np.uint64 and args[5] == 2**40
+    assert launch["grid"] == (4, 1, 1) and launch["block"] == (128, 1, 1)
+    assert launch["stream"] is None  # CuPy arrays: CuPy's current stream
+    options = cupy.compiled[-1]["options"]
+    assert options[0] == "-O3" and "-DWARP_SIZE=32" in options and "-DPORTAGPU_WARP_SIZE=32" in options
+    assert cupy.compiled[-1]["code"] == SOURCE
+
+
+def test_module_compiles_once_per_device_and_options(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    module = portagpu.CudaModule(SOURCE)
+    for _ in range(3):
+        portagpu.launch(module["fill"], 1, cupy.ndarray(), 4)
+        portagpu.launch(module["scale"], 1, cupy.ndarray(), cupy.ndarray(), 1.0, 4, 1.0, 1)
+    assert len(cupy.compiled) == 1
+    portagpu.launch(portagpu.CudaKernel(SOURCE, "fill", options=("-G",)), 1, cupy.ndarray(), 4)
+    assert len(cupy.compiled) == 2
+
+
+@pytest.mark.parametrize(("device", "warp"), [("gfx942", 64), ("gfx1100", 32)])
+def test_amd_translates_then_compiles_with_device_warp(use_device, fake_cupy, monkeypatch, device, warp):
+    use_device(device)
+    cupy = fake_cupy(is_hip=True)
+    seen = {}
+
+    def translate(source, *, warp_size=None, engine="auto"):
+        seen["warp_size"] = warp_size
+        return type("Translation", (), {"text": "// hip\n" + source, "engine": "fake", "report": None})
+
+    import portagpu.hipify_bridge
+
+    monkeypatch.setattr(portagpu.hipify_bridge, "translate", translate, raising=False)
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
+    portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4)
+    assert seen["warp_size"] == warp
+    compiled = cupy.compiled[-1]
+    assert compiled["code"].startswith("// hip\n")
+    assert f"-DWARP_SIZE={warp}" in compiled["options"]
+
+
+def test_amd_without_hipcc_says_so(use_device, fake_cupy, monkeypatch):
+    use_device("gfx942")
+    cupy = fake_cupy(is_hip=True)
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    with pytest.raises(LaunchError, match="hipcc"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4)
+
+
+def test_cupy_built_for_the_other_vendor_is_refused(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy(is_hip=True)
+    with pytest.raises(LaunchError, match="built for ROCm"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4)
+
+
+BAD_LAUNCHES = [
+    (lambda c: ((1,), (c.ndarray(),)), "takes 2 arguments"),
+    (lambda c: ((0,), (c.ndarray(), 4)), r"grid\[0\] = 0"),
+    (lambda c: ((1, 70000), (c.ndarray(), 4)), r"grid\[1\] = 70000"),
+    (lambda c: ("1", (c.ndarray(), 4)), "grid must be"),
+    (lambda c: ((1,), (np.zeros(4, np.float32), 4)), "numpy array in host memory"),
+    (lambda c: ((1,), (torch.zeros(4), 4)), "torch tensor on cpu"),
+    (lambda c: ((1,), (c.ndarray(contiguous=False), 4)), "not C-contiguous"),
+    (lambda c: ((1,), (c.ndarray(), 2.5)), "integer, got float"),
+    (lambda c: ((1,), (c.ndarray(), 2**40)), "cannot hold"),
+    (lambda c: ((1,), (c.ndarray(), c.ndarray())), "is a scalar"),
+    (lambda c: ((1,), ("x", 4)), "pointer parameter"),
+]
+
+
+@pytest.mark.parametrize(("make", "message"), BAD_LAUNCHES)
+def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, make, message):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    grid, args = make(cupy)
+    with pytest.raises(LaunchError, match=message):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), grid, *args)
+    assert cupy.launches == []
+
+
+@pytest.mark.parametrize("block", [(2048,), (32, 32, 2), (1, 1, 65), 0])
+def test_block_out_of_range_is_refused(use_device, fake_cupy, block):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    with pytest.raises(LaunchError, match="block"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, block=block)
+    assert cupy.launches == []
+
+
+def test_mixed_devices_are_refused(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "scale")
+    with pytest.raises(LaunchError, match="GPU 1, other arguments on GPU 0"):
+        portagpu.launch(kernel, 1, cupy.ndarray(0), cupy.ndarray(1), 1.0, 4, 1.0, 1)
+
+
+def test_unknown_kernel_name_and_options(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    with pytest.raises(LaunchError, match="not defined"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "nope"), 1, cupy.ndarray(), 4)
+    with pytest.raises(LaunchError, match="unknown launch options"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, BLOCK=3)
+    with pytest.raises(LaunchError, match="num_warps"):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, num_warps=4)
+
+
+def test_explicit_stream_is_passed(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, stream=1234,
+                    shared_mem=256)
+    launch = cupy.launches[-1]
+    assert launch["stream"].ptr == 1234 and launch["shared_mem"] == 256
