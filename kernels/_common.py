@@ -1,0 +1,51 @@
+"""Small helpers shared by the kernel families."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portagpu.errors import LaunchError
+
+TRITON_FLOATS = ("float32", "float16", "bfloat16")
+
+
+def dtype_name(tensor: Any) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def check_out(out: Any, like: Any, name: str) -> Any:
+    """`out` if given and shaped/typed like `like` (contiguous), else a new empty tensor."""
+    import torch
+
+    if out is None:
+        return torch.empty_like(like, memory_format=torch.contiguous_format)
+    if out.shape != like.shape or out.dtype != like.dtype or out.device != like.device:
+        raise LaunchError(
+            f"{name}: out has shape {tuple(out.shape)}, {out.dtype} on {out.device}; "
+            f"expected {tuple(like.shape)}, {like.dtype} on {like.device}")
+    if not out.is_contiguous():
+        raise LaunchError(f"{name}: out must be contiguous")
+    return out
+
+
+def as_rows(x: Any, dim: int) -> tuple[Any, int, int]:
+    """`x` with `dim` moved last and made contiguous, as (tensor, rows, cols)."""
+    moved = x.movedim(dim, -1).contiguous() if dim not in (-1, x.ndim - 1) else x.contiguous()
+    cols = moved.shape[-1] if moved.ndim else 1
+    rows = moved.numel() // cols if cols else 0
+    return moved, rows, cols
+
+
+def sms(target: Any, config: dict[str, Any], per_sm_key: str, max_key: str = "max_programs") -> int:
+    """How many persistent programs/blocks to launch for this device."""
+    if target.is_gpu and target.multiprocessors:
+        return max(1, int(config.get(per_sm_key, 4)) * int(target.multiprocessors))
+    return max(1, int(config.get(max_key, 4)))

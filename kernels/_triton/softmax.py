@@ -1,0 +1,42 @@
+"""Row softmax, numerically stable (the row maximum is subtracted first).
+
+softmax_kernel holds the whole row in registers (one read, one write);
+softmax_looped_kernel serves rows too long for that: an online pass keeps a
+running maximum and a rescaled running sum, a second pass writes."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, cols, x_row_stride, out_row_stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < cols
+    x = tl.load(x_ptr + row * x_row_stride + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(out_ptr + row * out_row_stride + offsets, e / tl.sum(e, 0), mask=mask)
+
+
+@triton.jit
+def softmax_looped_kernel(x_ptr, out_ptr, cols, x_row_stride, out_row_stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    running_max = tl.full([BLOCK], float("-inf"), tl.float32)
+    running_sum = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, cols, BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + offsets, mask=offsets < cols, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, x)
+        # lanes that have seen only -inf keep a zero sum (avoid -inf - -inf = nan)
+        safe_max = tl.where(new_max == float("-inf"), 0.0, new_max)
+        running_sum = running_sum * tl.exp(running_max - safe_max) + tl.exp(x - safe_max)
+        running_max = new_max
+    row_max = tl.max(running_max, 0)
+    row_sum = tl.sum(running_sum * tl.exp(running_max - row_max), 0)
+    out_row = out_ptr + row * out_row_stride
+    for start in range(0, cols, BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        mask = offsets < cols
+        x = tl.load(x_row + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(out_row + offsets, tl.exp(x - row_max) / row_sum, mask=mask)

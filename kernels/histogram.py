@@ -1,0 +1,66 @@
+"""Histogram of values into equal-width bins (torch.histc), counts as int64.
+
+On GPUs the CUDA C kernel runs by default: each warp aggregates the lanes that
+fall into the same bin (ballot + popcount) before one atomic, into per-block
+shared-memory bins when they fit. Triton has no ballots: one atomic per element."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portagpu.kernels import _cuda, _dispatch, _tuning
+from portagpu.kernels._common import TRITON_FLOATS, cdiv, dtype_name, sms
+from portagpu.kernels._target import target_of
+
+from portagpu.errors import LaunchError
+
+_SIGNATURE = ("ptr", "ptr", "long long", "int", "float", "float")
+
+
+def histogram_reference(x: Any, bins: int = 100, range: tuple[float, float] | None = None) -> Any:  # noqa: A002
+    import torch
+
+    lo, hi = _range(x, range)
+    return torch.histc(x.float(), bins=bins, min=lo, max=hi).to(torch.int64)
+
+
+def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None, *,  # noqa: A002
+              impl: str | None = None) -> Any:
+    """Counts of x's values in `bins` equal bins over `range` (default: x's min and max).
+    Values outside the range are ignored; the top edge belongs to the last bin."""
+    import torch
+
+    if bins < 1:
+        raise LaunchError(f"histogram: bins must be >= 1, got {bins}")
+    target = target_of(x)
+    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    impls = ("triton", "cuda", "torch") if dtype_name(x) == "float32" else ("triton", "torch")
+    chosen = _dispatch.choose("histogram", target, impl, impls=impls, fits=fits)
+    if chosen == "torch":
+        return histogram_reference(x, bins, range)
+    lo, hi = _range(x, range)
+    flat = x.contiguous().view(-1)
+    n = flat.numel()
+    counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
+    config = _tuning.config("histogram", target.vendor, n)
+    if chosen == "triton":
+        from portagpu.kernels._triton.histogram import histogram_kernel
+
+        _dispatch.launch_triton(histogram_kernel, (cdiv(n, config["BLOCK"]),), flat, counts, n, bins,
+                                lo, hi, target=target, config=config)
+    else:
+        threads = int(config["threads"])
+        blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
+        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, (flat, counts, n, bins, lo, hi),
+                     _SIGNATURE, target)
+    return counts.to(torch.int64)
+
+
+def _range(x: Any, range: tuple[float, float] | None) -> tuple[float, float]:  # noqa: A002
+    if range is not None:
+        lo, hi = float(range[0]), float(range[1])
+        if not lo < hi:
+            raise LaunchError(f"histogram: range must have min < max, got {range}")
+        return lo, hi
+    lo, hi = (float(v) for v in x.aminmax())
+    return (lo - 1.0, hi + 1.0) if lo == hi else (lo, hi)  # torch.histc's rule for one value

@@ -1,0 +1,78 @@
+"""Matrix products: plain GEMM goes to the vendor BLAS through `portagpu.matmul`;
+`matmul_bias_act` fuses bias and activation into a Triton tl.dot kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portagpu.kernels import _dispatch, _tuning
+from portagpu.kernels._common import TRITON_FLOATS, cdiv, check_out, dtype_name
+from portagpu.kernels._target import target_of
+
+from portagpu.errors import LaunchError
+
+ACTIVATIONS = {None: 0, "none": 0, "gelu": 1, "gelu_tanh": 2, "relu": 3, "silu": 4}
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """a @ b on the vendor BLAS (cuBLAS, rocBLAS/hipBLASLt, ...): `portagpu.matmul`."""
+    import portagpu
+
+    return portagpu.matmul(a, b, out=out)
+
+
+def matmul_bias_act_reference(a: Any, b: Any, bias: Any = None, act: str | None = "gelu") -> Any:
+    """The unfused torch sequence: matmul, + bias, activation."""
+    import torch.nn.functional as F  # noqa: N812
+
+    y = a @ b
+    if bias is not None:
+        y = y + bias
+    if act in (None, "none"):
+        return y
+    if act == "gelu":
+        return F.gelu(y)
+    if act == "gelu_tanh":
+        return F.gelu(y, approximate="tanh")
+    if act == "relu":
+        return F.relu(y)
+    return F.silu(y)
+
+
+def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", *,
+                    out: Any = None, impl: str | None = None) -> Any:
+    """act(a @ b + bias) for 2-D a (M, K), b (K, N), bias (N,); act one of
+    gelu (exact), gelu_tanh, relu, silu, none."""
+    if act not in ACTIVATIONS:
+        raise LaunchError(f"matmul_bias_act: act={act!r}; use one of "
+                          f"{', '.join(str(k) for k in ACTIVATIONS if k)}")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise LaunchError(f"matmul_bias_act: cannot multiply {tuple(a.shape)} by {tuple(b.shape)}")
+    M, K = a.shape  # noqa: N806
+    N = b.shape[1]  # noqa: N806
+    if bias is not None and tuple(bias.shape) != (N,):
+        raise LaunchError(f"matmul_bias_act: bias must have shape ({N},), got {tuple(bias.shape)}")
+    target = target_of(a)
+    fits = (None if dtype_name(a) in TRITON_FLOATS and a.dtype == b.dtype and a.device == b.device
+            and M * N * K > 0 else "needs two non-empty float matrices of one dtype")
+    if _dispatch.choose("matmul_bias_act", target, impl, fits=fits) == "torch":
+        result = matmul_bias_act_reference(a, b, bias, act)
+        return result if out is None else check_out(out, result, "matmul_bias_act").copy_(result)
+    import torch
+    from portagpu.kernels._triton.matmul import matmul_bias_act_kernel
+
+    if out is None:
+        out = torch.empty(M, N, dtype=a.dtype, device=a.device)
+    elif tuple(out.shape) != (M, N) or out.dtype != a.dtype or out.device != a.device:
+        raise LaunchError(f"matmul_bias_act: out must be ({M}, {N}) {a.dtype} on {a.device}, "
+                          f"got {tuple(out.shape)} {out.dtype} on {out.device}")
+    config = _tuning.config("matmul_bias_act", target.vendor, max(M, N))
+    grid = (cdiv(M, config["BLOCK_M"]) * cdiv(N, config["BLOCK_N"]),)
+    # fp32 inputs stay fp32 (no TF32 rounding): torch's default for matmul is the same
+    precision = "ieee" if a.dtype == torch.float32 else "tf32"
+    _dispatch.launch_triton(
+        matmul_bias_act_kernel, grid, a, b, a if bias is None else bias, out, M, N, K,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
+        target=target, config=config, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[act],
+        INPUT_PRECISION=precision)
+    return out

@@ -1,0 +1,39 @@
+"""Row softmax (torch.softmax), numerically stable, computed in fp32."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portagpu.kernels import _dispatch, _tuning
+from portagpu.kernels._common import TRITON_FLOATS, as_rows, check_out, dtype_name, next_power_of_2
+from portagpu.kernels._target import target_of
+
+
+def softmax_reference(x: Any, dim: int = -1) -> Any:
+    import torch
+
+    return torch.softmax(x, dim=dim)
+
+
+def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
+    """softmax along `dim`; the output has x's dtype."""
+    target = target_of(x)
+    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    if _dispatch.choose("softmax", target, impl, fits=fits) == "torch":
+        result = softmax_reference(x, dim)
+        return result if out is None else check_out(out, result, "softmax").copy_(result)
+    out = check_out(out, x, "softmax")
+    rows_view, rows, cols = as_rows(x, dim)
+    moved = dim not in (-1, x.ndim - 1)
+    dest = rows_view.new_empty(rows_view.shape) if moved else out
+    config = _tuning.config("softmax", target.vendor, cols)
+    from portagpu.kernels._triton import softmax as kernels
+
+    fused = cols <= config["max_fused_cols"]
+    kernel = kernels.softmax_kernel if fused else kernels.softmax_looped_kernel
+    block = max(16, next_power_of_2(cols)) if fused else config["BLOCK"]
+    _dispatch.launch_triton(kernel, (rows,), rows_view, dest, cols, cols, cols,
+                            target=target, config=config, BLOCK=block)
+    if moved:
+        out.copy_(dest.movedim(-1, dim))
+    return out
