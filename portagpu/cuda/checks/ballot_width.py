@@ -45,7 +45,7 @@ def narrow_stores(unit: CudaUnit, producers: frozenset[str]) -> Iterator[tuple[s
 def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     for name, call, target in narrow_stores(unit, BALLOTS):
         yield Hit(call.start_byte, call.end_byte,
-                  {"func": name, "problem": f"stored in 32-bit `{target}`"})
+                  {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target})
     for counter, call in unit.calls(frozenset(BIT_COUNTS_32)):
         args = call_args(call)
         if len(args) != 1:

@@ -1,0 +1,199 @@
+"""translate(): CUDA source -> HIP source plus an honest report.
+
+1. The PG5xx/PG6xx checkers run on the CUDA source (tree-sitter).
+2. The warp findings that have a mechanical fix are rewritten (64-bit masks,
+   __popcll/__ffsll, PORTAGPU_WARP_SIZE instead of 32); the others (PTX, MMA,
+   libraries, unrolled shuffles) stay in place and are reported with lines.
+3. An API renaming engine runs (hipify-perl, hipify-clang, PyTorch's tables or
+   the built-in table), outside #if blocks already written for HIP.
+4. portagpu_hip_compat.h is inlined when the result needs it, so one text
+   builds on HIP 5.x and >= 6.3, wave32 and wave64 (hiprtc has no include path
+   to it, which is why it is inlined rather than #included).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from portagpu.hipify_bridge import engines
+from portagpu.hipify_bridge.warp_fixes import FIXERS, ByteEdit
+
+HEADER_NAME = "portagpu_hip_compat.h"
+NEEDS_HEADER = ("PORTAGPU_", "_sync", "__activemask", "__syncwarp")
+# libraries whose HIP counterparts are separate packages (absent from Debian)
+LIBRARY_PACKAGES = {
+    "PG604": "hipCUB", "PG605": "hipBLAS", "PG606": "MIOpen", "PG607": "hipRAND",
+    "PG608": "hipSPARSE", "PG609": "hipFFT", "PG610": "hipRTC",
+}
+
+
+@dataclass
+class Report:
+    engine: str
+    converted: dict[str, int] = field(default_factory=dict)  # CUDA name -> count
+    warp_rewrites: list[dict[str, Any]] = field(default_factory=list)
+    unconverted: list[dict[str, Any]] = field(default_factory=list)
+    libraries: list[str] = field(default_factory=list)  # HIP packages the result needs
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    header_inlined: bool = False
+
+    @property
+    def converted_total(self) -> int:
+        return sum(self.converted.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "converted_refs": self.converted_total,
+            "converted": dict(sorted(self.converted.items())),
+            "warp_rewrites": self.warp_rewrites,
+            "unconverted": self.unconverted,
+            "libraries": self.libraries,
+            "warnings": self.warnings,
+            "notes": self.notes,
+            "header_inlined": self.header_inlined,
+        }
+
+
+@dataclass
+class Translation:
+    text: str
+    engine: str
+    report: Report
+
+
+@lru_cache(maxsize=1)
+def compat_header() -> str:
+    return resources.files("portagpu.hipify_bridge").joinpath(HEADER_NAME).read_text("utf-8")
+
+
+@lru_cache(maxsize=1)
+def _cuda_rules() -> tuple[Any, ...]:
+    from portagpu.lint.catalogue import load_catalogue
+
+    return tuple(r for r in load_catalogue() if r.language == "cuda")
+
+
+def _apply(data: bytes, edits: list[ByteEdit]) -> bytes:
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        data = data[: edit.start] + edit.text.encode("utf-8") + data[edit.end:]
+    return data
+
+
+def _overlaps(edit: ByteEdit, taken: list[ByteEdit]) -> bool:
+    return any(edit.start < t.end and t.start < edit.end for t in taken)
+
+
+def _rename_outside(text: str, guards: list[tuple[int, int]], data: bytes, runner) -> Any:
+    """Run a table engine on the text outside HIP-guarded #if blocks only."""
+    if not guards:
+        return runner(text)
+    pieces, converted, last = [], Counter(), 0
+    result = None
+    for start, end in sorted(guards):
+        result = runner(data[last:start].decode("utf-8", "surrogatepass"))
+        pieces += [result.text, data[start:end].decode("utf-8", "surrogatepass")]
+        converted += result.converted
+        last = end
+    result = runner(data[last:].decode("utf-8", "surrogatepass"))
+    pieces.append(result.text)
+    result.text, result.converted = "".join(pieces), converted + result.converted
+    return result
+
+
+def _insert_header(text: str, header: str) -> str:
+    """After a leading `#pragma once`, else at the top."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines[:50]):
+        if line.strip() == "#pragma once":
+            return "".join(lines[: i + 1]) + header + "".join(lines[i + 1:])
+    return header + text
+
+
+def translate(
+    source: str,
+    *,
+    warp_size: int | None = None,
+    engine: str = "auto",
+    header: str = "inline",
+    guard_macros: tuple[str, ...] = (),
+) -> Translation:
+    """Translate CUDA C++ `source` to HIP.
+
+    warp_size: pin PORTAGPU_WARP_SIZE (e.g. the device's, for run-time compiles);
+      None leaves it to the compiler's per-target wavefront size.
+    engine: "auto" (hipify-perl, hipify-clang, torch, builtin: the first present),
+      or one of them by name (EngineUnavailable if absent).
+    header: "inline" the compat header, "include" it by name, or "none".
+    """
+    from portagpu.cuda.analysis import format_message, run_rules
+    from portagpu.cuda.unit import CudaUnit
+
+    chosen = engines.pick_engine(engine)
+    report = Report(engine=chosen)
+    unit = CudaUnit(source, guard_macros)
+    if unit.root.has_error:
+        from portagpu.cuda.parser import error_spans
+
+        spans = error_spans(unit.tree)
+        if spans:
+            line, _ = unit.index.position(spans[0][0])
+            report.warnings.append(
+                f"line {line}: tree-sitter could not parse part of the source; "
+                "warp constructs there were neither checked nor rewritten")
+
+    edits: list[ByteEdit] = []
+    for rule, hit in run_rules(unit, _cuda_rules()):
+        line, col = unit.index.position(hit.start)
+        fixer = FIXERS.get(rule.checker)
+        planned = fixer(unit, hit) if fixer is not None else None
+        before = unit.index.data[hit.start:hit.end].decode("utf-8", "replace")
+        fresh = [e for e in planned or () if e not in edits]  # two rules may widen one type
+        if planned and not any(_overlaps(e, edits) for e in fresh):
+            edits += fresh
+            report.warp_rewrites.append({
+                "line": line, "col": col, "rule": rule.id, "before": " ".join(before.split()),
+                "after": "; ".join(e.text for e in planned),
+            })
+            continue
+        report.unconverted.append({
+            "line": line, "col": col, "rule": rule.id, "construct": " ".join(before.split())[:80],
+            "message": format_message(rule, hit.values),
+        })
+        package = LIBRARY_PACKAGES.get(rule.id)
+        if package and package not in report.libraries:
+            report.libraries.append(package)
+
+    data = _apply(unit.index.data, edits)
+    text = data.decode("utf-8", "surrogatepass")
+    runner = engines.RUNNERS[chosen]
+    if chosen in ("torch", "builtin") and unit.guards:
+        # edits never touch guarded spans, but they shift offsets: re-find the guards
+        from portagpu.cuda.unit import DEFAULT_GUARD_MACROS, guarded_spans
+
+        guards = guarded_spans(text, DEFAULT_GUARD_MACROS + tuple(guard_macros))
+        result = _rename_outside(text, guards, data, runner)
+    else:
+        result = runner(text)
+    report.converted = dict(result.converted)
+    report.warnings += result.warnings
+    report.notes += result.notes
+    if guard_macros or unit.guards:
+        report.notes.append("code inside #if blocks already written for HIP was left as is")
+
+    out = result.text
+    if header != "none" and (edits or any(token in out for token in NEEDS_HEADER)):
+        pin = f"#define PORTAGPU_WARP_SIZE {int(warp_size)}\n" if warp_size else ""
+        body = compat_header() if header == "inline" else f'#include "{HEADER_NAME}"\n'
+        out = _insert_header(out, pin + body)
+        report.header_inlined = header == "inline"
+    elif warp_size:
+        out = f"#define PORTAGPU_WARP_SIZE {int(warp_size)}\n" + out
+    report.unconverted.sort(key=lambda item: (item["line"], item["col"]))
+    report.warp_rewrites.sort(key=lambda item: (item["line"], item["col"]))
+    return Translation(out, chosen, report)

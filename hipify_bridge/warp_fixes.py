@@ -1,0 +1,162 @@
+"""Rewrites of the 32-lane assumptions hipify leaves alone, driven by the
+findings of the PG5xx checkers (so the linter and the translator agree).
+
+Each fixer turns one finding into byte edits of the original CUDA text, or
+returns None when the construct needs a person (it is then reported)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
+
+WARP = "PORTAGPU_WARP_SIZE"
+SHIFT = "PORTAGPU_WARP_SHIFT"
+FULL_MASK = "PORTAGPU_FULL_MASK"
+WIDE_TYPE = "unsigned long long"
+
+
+@dataclass(frozen=True)
+class ByteEdit:
+    start: int
+    end: int
+    text: str
+
+
+Fixer = Callable[[CudaUnit, Hit], "list[ByteEdit] | None"]
+
+
+def _node(unit: CudaUnit, hit: Hit) -> Any:
+    node = unit.root.descendant_for_byte_range(hit.start, hit.end)
+    # climb to the node that spans exactly the hit (leaves may be smaller)
+    while node is not None and node.parent is not None and (
+        node.start_byte > hit.start or node.end_byte < hit.end
+    ):
+        node = node.parent
+    return node
+
+
+def _widen_declaration(decl: Any) -> list[ByteEdit]:
+    """Replace the type words of a declaration by `unsigned long long`."""
+    types = [c for c in decl.children if c.type in (
+        "primitive_type", "sized_type_specifier", "type_identifier")]
+    if not types:
+        return []
+    return [ByteEdit(types[0].start_byte, types[-1].end_byte, WIDE_TYPE)]
+
+
+def _declaration_of(node: Any) -> Any:
+    while node is not None and node.type != "declaration":
+        if node.type in ("compound_statement", "function_definition"):
+            return None
+        node = node.parent
+    return node
+
+
+def fix_lane_mask(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    edits = [ByteEdit(hit.start, hit.end, FULL_MASK)]
+    node = _node(unit, hit)
+    decl = _declaration_of(node) if node is not None else None
+    if decl is not None:
+        from portagpu.cuda.checks._common import is_32bit_declaration
+
+        if is_32bit_declaration(decl):
+            edits += _widen_declaration(decl)
+    return edits
+
+
+def fix_narrow_store(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    if hit.replacement:  # __popc(ballot) -> __popcll(ballot)
+        return [ByteEdit(hit.start, hit.end, hit.replacement)]
+    node = _node(unit, hit)
+    decl = _declaration_of(node)
+    if decl is None:  # `m = __ballot_sync(...)` into a variable declared earlier
+        found = unit.declarations_in_scope(node).get(str(hit.values.get("var", "")))
+        decl = found[0] if found is not None and found[0].type == "declaration" else None
+    return (_widen_declaration(decl) or None) if decl is not None else None
+
+
+def _replace_operand(node: Any, op_values: dict[str, str]) -> list[ByteEdit] | None:
+    op = text_of(node.child_by_field_name("operator"))
+    right = node.child_by_field_name("right")
+    if op not in op_values or right is None:
+        return None
+    return [ByteEdit(right.start_byte, right.end_byte, op_values[op])]
+
+
+def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    node = _node(unit, hit)
+    if node is None or node.type != "binary_expression":
+        return None
+    return _replace_operand(node, {"%": WARP, "/": WARP, "&": f"({WARP} - 1)", ">>": SHIFT})
+
+
+def fix_shared_array(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    node = unwrap(_node(unit, hit))
+    if node is None or node.type != "binary_expression":
+        return None
+    return _replace_operand(node, {"/": WARP, ">>": SHIFT})
+
+
+def _literal_within(node: Any, value: int) -> Any:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "number_literal" and (int_value(current) or (None,))[0] == value:
+            return current
+        stack.extend(reversed(current.named_children))
+    return None
+
+
+def fix_shuffle_loop(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    node = _node(unit, hit)
+    if node is None:
+        return None
+    loop = node if node.type == "for_statement" else node.parent
+    if loop is None or loop.type != "for_statement":
+        return None  # an unrolled shuffle with offset 16: needs an added step, reported
+    init = loop.child_by_field_name("initializer")
+    start = _literal_within(init, 16) if init is not None else None
+    if start is not None:
+        return [ByteEdit(start.start_byte, start.end_byte, f"({WARP} / 2)")]
+    cond = loop.child_by_field_name("condition")
+    bound = _literal_within(cond, 32) if cond is not None else None
+    if bound is not None:
+        return [ByteEdit(bound.start_byte, bound.end_byte, WARP)]
+    return None
+
+
+def fix_warp_size_constant(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    node = _node(unit, hit)
+    if node is None:
+        return None
+    if node.type == "preproc_def":
+        value = node.child_by_field_name("value")
+        literal = _literal_within(value, 32) if value is not None else None
+        if literal is None and value is not None:
+            raw = node.text
+            # preproc_arg is unparsed text: find the 32 in it
+            offset = raw.find(b"32", value.start_byte - node.start_byte)
+            if offset >= 0:
+                start = node.start_byte + offset
+                return [ByteEdit(start, start + 2, WARP)]
+            return None
+    else:
+        literal = _literal_within(node, 32)
+    if literal is None:
+        return None
+    return [ByteEdit(literal.start_byte, literal.end_byte, WARP)]
+
+
+FIXERS: dict[str, Fixer] = {
+    "lane_mask": fix_lane_mask,
+    "activemask_width": fix_narrow_store,
+    "ballot_width": fix_narrow_store,
+    "lane_arithmetic": fix_lane_arithmetic,
+    "shared_warp_array": fix_shared_array,
+    "shuffle_loop": fix_shuffle_loop,
+    "warp_size_constant": fix_warp_size_constant,
+}
