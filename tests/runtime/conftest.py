@@ -28,6 +28,7 @@ SIMULATED = {
     "gfx1100": lambda: make_device("rocm", "gfx1100", 32),
     "sm_90": lambda: make_device("cuda", "sm_90", 32),
     "mps": lambda: make_device("mps", "apple-m2", 32),
+    "cpu": lambda: make_device("cpu", "x86_64", None),
 }
 
 

@@ -29,7 +29,9 @@ def scale_reference(x, out, alpha, n, beta, seed):
     out[:n] = alpha * x[:n] + beta + (seed & 1)
 
 
-def test_reference_runs_on_cpu_with_poisoned_output():
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_reference_runs_without_a_cuda_compiler(use_device, device):
+    use_device(device)
     n = int(np.random.randint(10, 500))
     x = torch.randn(n)
     out = torch.full((n,), float("nan"))
@@ -38,7 +40,8 @@ def test_reference_runs_on_cpu_with_poisoned_output():
     torch.testing.assert_close(out, 0.5 * x + 0.25 + 1)
 
 
-def test_reference_takes_numpy_arrays():
+def test_reference_takes_numpy_arrays(use_device):
+    use_device("cpu")
     x = np.random.rand(64).astype(np.float32)
     out = np.full(64, np.nan, dtype=np.float32)
     kernel = portagpu.CudaModule(SOURCE, references={"scale": scale_reference})["scale"]
@@ -46,10 +49,9 @@ def test_reference_takes_numpy_arrays():
     np.testing.assert_allclose(out, 2.0 * x)
 
 
-@pytest.mark.parametrize("device", [None, "mps"])
+@pytest.mark.parametrize("device", ["cpu", "mps"])
 def test_without_reference_the_error_names_backends_that_can_run_it(use_device, device):
-    if device:
-        use_device(device)
+    use_device(device)
     kernel = portagpu.CudaKernel(SOURCE, "fill")
     with pytest.raises(LaunchError, match=r"CUDA \(NVIDIA\).*ROCm \(AMD\).*reference="):
         portagpu.launch(kernel, (1,), torch.zeros(4), 4)

@@ -1,0 +1,127 @@
+"""GPU-only runtime tests (NVIDIA through CuPy/NVRTC and Triton; skipped
+without a CUDA GPU). Run on the GPU machine with the command in docs/runtime.md."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA/ROCm GPU", allow_module_level=True)
+
+# ruff: noqa: E402
+import triton
+import triton.language as tl
+
+import portagpu
+from portagpu.errors import LaunchError
+from portagpu.runtime import dispatch
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+SOURCE = r"""
+extern "C" __global__ void axpy(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void warp_size(int* out) { out[0] = PORTAGPU_WARP_SIZE; }
+"""
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
+             mask=mask)
+
+
+def test_triton_fast_path_is_used_and_correct():
+    launcher_before = dispatch._TRITON.get(add_kernel)
+    assert launcher_before is None or launcher_before.fast
+    for n in (1024, 1024, 1000, 77777, 1024):
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        out = torch.full_like(x, float("nan"))
+        portagpu.launch(add_kernel, (triton.cdiv(n, 256),), x, y, out, n, BLOCK=256, num_warps=4)
+        torch.testing.assert_close(out, x + y)
+    launcher = dispatch._TRITON[add_kernel]
+    if portagpu.backends.backend_for(portagpu.detect()).triton_fast_path:
+        assert launcher.fast and launcher.cache  # later launches were served from the cache
+
+
+def test_triton_fast_path_uses_the_current_stream():
+    stream = torch.cuda.Stream()
+    n = 1 << 20
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            out = torch.full_like(x, float("nan"))
+            portagpu.launch(add_kernel, (triton.cdiv(n, 1024),), x, y, out, n, BLOCK=1024)
+    stream.synchronize()
+    torch.testing.assert_close(out, x + y)
+
+
+def test_cuda_kernel_with_torch_tensors_and_float_scalar():
+    n = 100_003
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    expected = 0.3 * x + y
+    kernel = portagpu.CudaKernel(SOURCE, "axpy")
+    portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, 0.3, n, block=256)
+    torch.testing.assert_close(y, expected)  # a float64 0.3 would give garbage here
+
+
+def test_cuda_kernel_with_cupy_arrays_on_a_cupy_stream():
+    n = 4097
+    x = cupy.random.rand(n, dtype=cupy.float32)
+    y = cupy.random.rand(n, dtype=cupy.float32)
+    expected = 2.0 * x + y
+    with cupy.cuda.Stream() as stream:
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "axpy"), (triton.cdiv(n, 128),), x, y, 2.0, n,
+                        block=(128,))
+    stream.synchronize()
+    cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+
+
+def test_cuda_kernel_on_a_torch_stream():
+    n = 1 << 22
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    expected = 1.5 * x + y
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        portagpu.launch(portagpu.CudaKernel(SOURCE, "axpy"), (n // 256,), x, y, 1.5, n)
+    stream.synchronize()
+    torch.testing.assert_close(y, expected)
+
+
+def test_warp_size_is_defined_from_the_device():
+    out = torch.full((1,), -1, dtype=torch.int32, device="cuda")
+    portagpu.launch(portagpu.CudaKernel(SOURCE, "warp_size"), 1, out, block=1)
+    assert out.item() == portagpu.detect().warp_size
+
+
+def test_cuda_kernel_refuses_host_and_strided_tensors():
+    kernel = portagpu.CudaKernel(SOURCE, "axpy")
+    gpu = torch.zeros(8, device="cuda")
+    with pytest.raises(LaunchError, match="on cpu"):
+        portagpu.launch(kernel, 1, torch.zeros(8), gpu, 1.0, 8)
+    with pytest.raises(LaunchError, match="not contiguous"):
+        portagpu.launch(kernel, 1, torch.zeros(16, device="cuda")[::2], gpu, 1.0, 8)
+
+
+def test_matmul_bf16_matches_torch_and_names_cublas():
+    a = torch.randn(1024, 512, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(512, 256, device="cuda", dtype=torch.bfloat16)
+    torch.testing.assert_close(portagpu.matmul(a, b), torch.matmul(a, b))
+    call = portagpu.last_backend()
+    assert call.framework == "torch" and call.device.startswith("cuda")
+    assert call.library in ("cuBLAS", "cuBLASLt", "rocBLAS", "hipBLASLt")
+
+
+def test_matmul_cupy():
+    a = cupy.random.rand(128, 64, dtype=cupy.float32)
+    b = cupy.random.rand(64, 32, dtype=cupy.float32)
+    cupy.testing.assert_allclose(portagpu.matmul(a, b), a @ b, rtol=1e-5)
+    assert portagpu.last_backend().framework == "cupy"
