@@ -20,6 +20,7 @@ from portagpu.lint.python.registry import CheckerFn
 from portagpu.lint.python.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
@@ -51,6 +52,7 @@ class Context:
         self.cover: frozenset[str] = guards.path_cover(path)
         self.stack: list[ast.AST] = []
         self.test_depth = 0  # > 0 while inside an if/while/assert/ternary test
+        self._catching: list[frozenset[str]] = []  # exceptions caught around us
         self.findings: list[Finding] = []
         self._seen: set[tuple[int, int, str]] = set()
 
@@ -61,6 +63,11 @@ class Context:
     @property
     def in_test(self) -> bool:
         return self.test_depth > 0
+
+    def catches(self, *names: str) -> bool:
+        """Whether an enclosing `try:` body catches one of `names` (or Exception)."""
+        wanted = {*names, "Exception", "BaseException"}
+        return any(caught & wanted for caught in self._catching)
 
     def parent(self, depth: int = 1) -> ast.AST | None:
         """The ancestor `depth` levels up from the node being checked."""
@@ -165,6 +172,14 @@ class Context:
             self.cover = saved
         elif cls in _FUNCTIONS or cls is ast.ClassDef:
             self._definition(node)
+        elif cls is ast.Try or cls is _TRY_STAR:
+            self._catching.append(_caught(node.handlers))
+            self._block(node.body)
+            self._catching.pop()
+            for handler in node.handlers:
+                self._child(handler)
+            self._block(node.orelse)
+            self._block(node.finalbody)
         elif cls is ast.Assert:
             self._test(node.test)
             if node.msg is not None:
@@ -265,3 +280,18 @@ def _bound_names(scope: ast.AST, names: Sequence[str], before: int, top_level_on
             if isinstance(node.target, ast.Name) and node.target.id in names:
                 return node.target.id
     return None
+
+
+def _caught(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
+    names: set[str] = set()
+    for handler in handlers:
+        kind = handler.type
+        types = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+        for item in types:
+            if item is None:
+                names.add("BaseException")
+            elif isinstance(item, ast.Attribute):
+                names.add(item.attr)
+            elif isinstance(item, ast.Name):
+                names.add(item.id)
+    return frozenset(names)

@@ -17,16 +17,22 @@ guard. The heuristics, in order of strength:
   author handled MPS; the other branch still has to work on CPU.
 * An `if <guard>:` whose body ends in return/raise/continue/break, or an
   `assert <guard>`, also guards the statements after it in the same block.
-* `@skipIf(<guard>)`-style decorators and decorators named for a vendor
-  (`@onlyCUDA`, `@requires_cuda`) guard the decorated function or class.
+* `@skipIf(<guard>)`-style decorators, decorators named for a vendor
+  (`@onlyCUDA`, `@requires_cuda`) and GPU-presence decorators
+  (`@skip_if_no_gpu`) guard the decorated function or class.
 * Backend implementations: a module whose path has a vendor-named directory
   or file stem (torch/cuda/, torch/backends/cudnn/, common_cuda.py) is that
-  vendor's backend; a class whose name holds a vendor token and that has a
-  base class (it specialises an abstraction: CudaInterface(DeviceInterface),
-  CUDA_Accelerator(DeepSpeedAccelerator)), or any class deriving from a base
-  named *Accelerator / *DeviceInterface / *DeviceOpOverrides; a function whose
-  name holds a vendor token (`_cuda_synchronize`, `init_nvml`) declares itself
-  vendor-specific. Vendor "cuda" names cover mps and cpu; "hip"/"rocm" cover all.
+  vendor's backend; a class deriving from a base named *Accelerator /
+  *DeviceInterface / *DeviceOpOverrides implements a device abstraction
+  (CUDA_Accelerator(DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and
+  is that vendor's side of it (all targets when its name names no vendor);
+  a function or class whose name holds a vendor token (`_cuda_synchronize`, `init_nvml`,
+  `emit_nvtx`, `gemm_sm90`) declares itself vendor-specific. Vendor "cuda"
+  names cover mps and cpu; "hip"/"rocm"/"amd" names cover all.
+* `hasattr(...)` in a test is a feature probe and covers all targets.
+* Optional imports (inside `try:` with an ImportError handler) and calls inside
+  `try:` blocks that catch the failure are left to each checker
+  (`Context.catches`).
 """
 
 from __future__ import annotations
@@ -44,7 +50,21 @@ MPS = frozenset(("mps",))
 NONE: frozenset[str] = frozenset()
 
 _AMD_PREFIXES = ("hip", "rocm", "amdsmi", "amdgpu")
-_CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "nvidia", "nvml", "cutlass", "cublas", "nvtx", "cupti")
+_CUDA_PREFIXES = (
+    "cuda",
+    "cudnn",
+    "nccl",
+    "nvidia",
+    "nvml",
+    "cutlass",
+    "cublas",
+    "nvtx",
+    "cupti",
+    "cutedsl",
+    "nvmath",
+    "jetson",
+)
+_NVIDIA_ARCH = re.compile(r"(?:^|_)sm_?\d{2,3}a?(?:$|_)")
 _CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 _ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
 _SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
@@ -65,6 +85,8 @@ def _words(name: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def _word_cover(name: str) -> frozenset[str]:
+    if _NVIDIA_ARCH.search(name.lower()):
+        return NON_CUDA  # gemm_sm90.py, _sm100_kernel
     words = _words(name)
     if any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words):
         return EVERY
@@ -94,6 +116,12 @@ def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = ()) -> froze
     """Targets covered by code that runs under (or instead of) `test`."""
     cover: set[str] = set()
     for node in ast.walk(test):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "hasattr"
+        ):
+            return EVERY  # a feature probe: the branch runs only where the API exists
         if isinstance(node, (ast.Attribute, ast.Name)):
             qual = qualify(node)
             if qual is not None:
@@ -136,22 +164,20 @@ def decorator_cover(decorators: list[ast.expr], qualify, guard_names=()) -> froz
         if isinstance(deco, ast.Call) and name in _SKIP_DECORATORS:
             for arg in deco.args[:1]:
                 cover |= test_cover(arg, qualify, guard_names)
+        elif "gpu" in _words(name):
+            cover |= NON_CUDA  # @skip_if_no_gpu, @requires_gpu: a device check
         else:
             cover |= name_cover(name, guard_names)
     return frozenset(cover)
 
 
 def class_cover(node: ast.ClassDef, guard_names=()) -> frozenset[str]:
-    """A class implementing one vendor's side of a device abstraction."""
-    bases = [b for b in node.bases if _last_name(b) not in (None, "object")]
-    if not bases:
-        return NONE
-    for base in bases:
-        name = _last_name(base) or ""
-        if name.endswith(_ABSTRACTION_BASES):
-            own = name_cover(node.name, guard_names)
+    """A vendor-named class, or one implementing a device abstraction."""
+    own = name_cover(node.name, guard_names)
+    for base in node.bases:
+        if (_last_name(base) or "").endswith(_ABSTRACTION_BASES):
             return own if own else EVERY
-    return name_cover(node.name, guard_names)
+    return own
 
 
 def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=()) -> frozenset[str]:
@@ -165,13 +191,9 @@ def path_cover(path: str) -> frozenset[str]:
         return NONE
     stem = parts[-1].rsplit(".", 1)[0]
     cover: set[str] = set()
-    for part in parts[:-1]:
-        low = part.lower()
-        if low in _VENDOR_DIRS_AMD:
+    for part in (*parts[:-1], stem):
+        found = _word_cover(part)
+        if found == EVERY:
             return EVERY
-        if low in _VENDOR_DIRS_CUDA:
-            cover |= NON_CUDA
-        elif low == "mps":
-            cover |= MPS
-    found = name_cover(stem)
-    return frozenset(cover | found)
+        cover |= found
+    return frozenset(cover)

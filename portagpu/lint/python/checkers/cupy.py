@@ -20,6 +20,8 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
     module are reported at their import only.
     """
     modules = rule.options.get("modules", {})
+    if ctx.catches("ImportError", "ModuleNotFoundError"):
+        return  # an optional import probed under try/except ImportError
     if isinstance(node, ast.Attribute):
         qual = ctx.qualify(node)
         if qual is None or qual not in modules:

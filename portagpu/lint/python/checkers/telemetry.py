@@ -62,6 +62,8 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
     head = _command_head(arg)
     if head is None or head.rsplit("/", 1)[-1] not in rule.options.get("commands", ()):
         return
+    if ctx.catches("OSError", "FileNotFoundError"):
+        return  # a missing nvidia-smi is already handled
     if not _has_amd_path(ctx, rule):
         ctx.report(rule, node, Fix("suggestion", rule.replacement), command=head)
 

@@ -6,7 +6,8 @@ import ast
 import re
 
 from portagpu.lint.model import Fix, Rule
-from portagpu.lint.python.checkers.common import const_str, open_paren_after, torch_base
+from portagpu.lint.python import guards
+from portagpu.lint.python.checkers.common import const_str, last_name, open_paren_after, torch_base
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -22,6 +23,8 @@ def torch_cuda_call(node: ast.Call, ctx: Context, rule: Rule) -> None:
     api = rule.options.get("apis", {}).get(qual[len("torch.cuda.") :])
     if api is None or ctx.in_test:  # in an if/while/assert test it is a device check
         return
+    if api.get("probe") and _defines_flag(ctx.parent()):
+        return  # TEST_CUDA = torch.cuda.is_available(): defines a guard, used in tests
     replacement = api["replacement"]
     fix = Fix("suggestion", f"Use `{replacement}`")
     base = torch_base(ctx, node.func)
@@ -30,6 +33,13 @@ def torch_cuda_call(node: ast.Call, ctx: Context, rule: Rule) -> None:
         new = base + rewrite[len("torch") :]
         fix = Fix("suggestion", f"Use `{replacement}`", (ctx.edit(node.func, None, new),))
     ctx.report(rule, node, fix, call=qual, replacement=replacement)
+
+
+def _defines_flag(parent: ast.AST | None) -> bool:
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return any(guards.name_cover(_assigned_name(t)) for t in targets)
+    return False
 
 
 def _device_arg(node: ast.Call) -> ast.AST | None:
@@ -128,7 +138,10 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
             and isinstance(call.func, ast.Attribute)
             and call.func.attr == "to"
         )
-        hit = parent.arg in keywords and not is_to  # `.to(device="cuda")` is the .to rule's
+        # `.to(device="cuda")` is the .to rule's; check_device(x, device="cuda") tests
+        callee = (last_name(call.func) or "") if isinstance(call, ast.Call) else ""
+        is_query = callee.lstrip("_").startswith(("check", "is_", "has_", "assert"))
+        hit = parent.arg in keywords and not is_to and not is_query
     elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         hit = any(any(n in _assigned_name(t).lower() for n in names) for t in targets)
@@ -208,9 +221,11 @@ def cuda_backend_knob(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
         target = node
     else:
-        if ctx.in_test:
-            return
+        if ctx.in_test or not (node.args or node.keywords):
+            return  # getters such as preferred_linalg_library() change nothing
         target = node.func
+        if (last_name(target) or "a")[:1].isupper():
+            return  # constructing a class (SDPAParams), not setting a knob
     qual = ctx.qualify(target)
     if qual is None or not qual.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
         return
