@@ -44,6 +44,7 @@ class EmbeddedSource:
     argument: str  # which argument the source came from
     mapped: Mapped
     whole: bool  # full translation unit (False: ElementwiseKernel fragment)
+    literal: ast.Constant | None = None  # the one str literal it comes from, if it does
 
 
 def _callee(call: ast.Call) -> str:
@@ -97,6 +98,15 @@ class _Resolver:
             if bound is not None:
                 return self.resolve(bound, depth + 1)
         return placeholder(ast.unparse(node), self.at(node))
+
+    def literal_node(self, node: ast.AST, depth: int = 0) -> ast.Constant | None:
+        """The single str literal node is, directly or through a name binding."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node
+        if isinstance(node, ast.Name) and depth < 8:
+            bound = self._binding(node)
+            return self.literal_node(bound, depth + 1) if bound is not None else None
+        return None
 
     def _fexpr(self, expr: str, at: Pos) -> Mapped:
         value = self.constants.get(expr)
@@ -232,7 +242,8 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
                 if fragment:
                     mapped = (Mapped.synthetic(FRAGMENT_PREFIX) + mapped
                               + Mapped.synthetic(FRAGMENT_SUFFIX))
-                yield EmbeddedSource(call, callee, keyword, mapped, not fragment)
+                yield EmbeddedSource(call, callee, keyword, mapped, not fragment,
+                                     resolver.literal_node(item))
 
 
 def check_embedded(
