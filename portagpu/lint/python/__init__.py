@@ -71,7 +71,9 @@ def check_python(
 ) -> list[Finding]:
     """Findings of the given Python-language rules (and embedded-CUDA rules) for one file."""
     python_rules = [r for r in rules if r.language == "python"]
-    cuda_rules = [r for r in rules if r.language == "cuda"]
+    # CUDA rules, and Python-language rules whose checker lives on the CUDA side
+    # (e.g. "kernel source not checkable"), go to portagpu.cuda.check_embedded
+    cuda_rules = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
     reenable = gc.isenabled()
     gc.disable()  # ast trees are large acyclic graphs: collections only cost time
     try:

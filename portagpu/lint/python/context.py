@@ -196,7 +196,10 @@ class Context:
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         for deco in node.decorator_list:
-            self._child(deco)
+            if isinstance(deco, ast.Call) and guards.is_skip_decorator(deco):
+                self._test(deco)  # @skipIf(not torch.cuda.is_available(), ...) is a device check
+            else:
+                self._child(deco)
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 self._child(base)

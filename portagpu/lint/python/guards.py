@@ -156,6 +156,10 @@ def terminates(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], _TERMINATORS)
 
 
+def is_skip_decorator(deco: ast.Call) -> bool:
+    return (_last_name(deco.func) or "") in _SKIP_DECORATORS
+
+
 def decorator_cover(decorators: list[ast.expr], qualify, guard_names=()) -> frozenset[str]:
     cover: set[str] = set()
     for deco in decorators:

@@ -1,0 +1,22 @@
+"""GPU monitoring with NVIDIA tools only (lint sample)."""
+
+import subprocess
+
+import pynvml as nv  # expect: PG201
+
+
+def memory_used_mib(index: int = 0) -> float:
+    nv.nvmlInit()
+    handle = nv.nvmlDeviceGetHandleByIndex(index)
+    return nv.nvmlDeviceGetMemoryInfo(handle).used / 2**20
+
+
+def topology() -> str:
+    return subprocess.check_output(["nvidia-smi", "topo", "-m"], text=True)  # expect: PG202
+
+
+def topology_or_none() -> str | None:
+    try:
+        return subprocess.check_output(["nvidia-smi", "topo", "-m"], text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None

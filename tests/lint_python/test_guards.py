@@ -1,0 +1,85 @@
+"""Guards: vendor-specific code that is deliberate is not a finding."""
+
+from __future__ import annotations
+
+import pytest
+
+GUARDED = {
+    "hip-version": "import torch\nif torch.version.hip:\n    pass\nelse:\n    torch.cuda.synchronize()\n",
+    "is-hip-call": "import torch\nif is_hip():\n    x = 1\nelse:\n    torch.cuda.synchronize()\n",
+    "availability-with-fallback": "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\nelse:\n    pass\n",
+    "device-type": "import torch\ndef f(x):\n    if x.device.type == 'cuda':\n        torch.cuda.synchronize()\n",
+    "is-cuda-attr": "def f(x, y):\n    if x.is_cuda:\n        y = y.cuda()\n    return y\n",
+    "early-return": "import torch\ndef f():\n    if not torch.cuda.is_available():\n        return\n    torch.cuda.synchronize()\n",
+    "assert": "import torch\ndef f():\n    assert torch.cuda.is_available()\n    torch.cuda.synchronize()\n",
+    "ternary": "import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+    "and-chain": "def f(x, y):\n    return x.is_cuda and y.cuda()\n",
+    "skipif": "import torch, unittest\n@unittest.skipIf(not torch.cuda.is_available(), 'no cuda')\ndef test_x():\n    torch.cuda.synchronize()\n",
+    "vendor-decorator": "import torch\n@onlyCUDA\ndef test_x(device):\n    torch.cuda.synchronize()\n",
+    "vendor-function": "import torch\ndef _cuda_sync():\n    torch.cuda.synchronize()\n",
+    "accelerator-subclass": "import torch\nclass MyAccel(DeepSpeedAccelerator):\n    def sync(self):\n        torch.cuda.synchronize()\n",
+    "vendor-class": "import torch\nclass CudaInterface(DeviceInterface):\n    def sync(self):\n        torch.cuda.synchronize()\n",
+    "hasattr-probe": "import torch\nif hasattr(torch, 'xpu'):\n    pass\nelse:\n    torch.cuda.synchronize()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GUARDED))
+def test_guarded_code_is_quiet(lint, name: str) -> None:
+    found = [f for f in lint(GUARDED[name]) if f.code in ("PG101", "PG102", "PG103")]
+    assert found == [], name
+
+
+def test_user_guard_names(lint) -> None:
+    code = "import torch\nif on_big_box():\n    torch.cuda.synchronize()\n"
+    assert [f.code for f in lint(code, select=("PG101",))] == ["PG101"]
+    assert lint(code, select=("PG101",), guard_names=("on_big_box",)) == []
+
+
+def test_backend_package_path_is_a_guard(lint) -> None:
+    code = "import torch\ntorch.cuda.synchronize()\n"
+    assert lint(code, path="pkg/cuda/streams.py", select=("PG101",)) == []
+    assert lint(code, path="pkg/common_cuda.py", select=("PG101",)) == []
+    assert [f.code for f in lint(code, path="pkg/train.py", select=("PG101",))] == ["PG101"]
+
+
+UNGUARDED = {
+    "plain": "import torch\ntorch.cuda.synchronize()\n",
+    "unrelated-if": "import torch\nif verbose:\n    torch.cuda.synchronize()\n",
+    "cpu-check-else": "def f(x, device):\n    if device.type == 'cpu':\n        return x\n    return x.cuda()\n",
+    "after-non-terminating-if": "import torch\nif torch.cuda.is_available():\n    print('gpu')\ntorch.cuda.synchronize()\n",
+    "plain-class": "import torch\nclass Trainer(Base):\n    def step(self):\n        torch.cuda.synchronize()\n",
+    "relationship-word": "import torch\nif relationship:\n    torch.cuda.synchronize()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNGUARDED))
+def test_unguarded_code_is_reported(lint, name: str) -> None:
+    assert [f for f in lint(UNGUARDED[name]) if f.code in ("PG101", "PG102")], name
+
+
+def test_device_check_does_not_guard_rocm_rules(lint) -> None:
+    # torch.cuda.is_available() is true on ROCm, so a wave64 problem still matters
+    code = "import torch\nif torch.cuda.is_available():\n    k[g](x, num_warps=32)\n"
+    assert [f.code for f in lint(code, select=("PG401",))] == ["PG401"]
+    hip = "import torch\nif torch.version.hip:\n    pass\nelse:\n    k[g](x, num_warps=32)\n"
+    assert lint(hip, select=("PG401",)) == []
+
+
+def test_guard_respects_selected_targets(lint) -> None:
+    # an MPS check covers mps only: with cpu among the targets the finding stays
+    code = "import torch\nif torch.backends.mps.is_available():\n    pass\nelse:\n    x.cuda()\n"
+    assert [f.code for f in lint(code, select=("PG102",))] == ["PG102"]
+    assert lint(code, select=("PG102",), targets=("mps",)) == []
+
+
+def test_optional_import_is_not_a_finding(lint) -> None:
+    code = "try:\n    import numba.cuda\nexcept ImportError:\n    numba = None\n"
+    assert lint(code, select=("PG303",)) == []
+    assert [f.code for f in lint("import numba.cuda\n", select=("PG303",))] == ["PG303"]
+
+
+def test_amd_path_in_file_silences_telemetry(lint) -> None:
+    nv_only = "import pynvml\npynvml.nvmlInit()\n"
+    assert [f.code for f in lint(nv_only, select=("PG201",))] == ["PG201"]
+    both = nv_only + "import amdsmi\n"
+    assert lint(both, select=("PG201",)) == []
