@@ -36,53 +36,63 @@ def last_backend() -> BlasCall | None:
     return getattr(_last, "call", None)
 
 
-def _owner(value: Any) -> tuple[str, str, str]:
-    """(framework, backend name, device string) of an array."""
+def _owner(value: Any) -> tuple[str, Any]:
+    """(framework, where): where is a GPU index for GPU arrays, else "cpu"/"mps"."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
-        kind = value.device.type
-        if kind == "cuda":
-            backend = "rocm" if torch.version.hip else "cuda"
-        elif kind in ("mps", "cpu"):
-            backend = kind
-        else:
-            raise LaunchError(f"matmul: torch device {value.device} is not supported")
-        return "torch", backend, str(value.device)
+        if value.is_cuda:
+            return "torch", value.get_device()
+        return "torch", "cpu" if value.is_cpu else value.device.type
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(value, cupy.ndarray):
-        backend = "rocm" if cupy.cuda.runtime.is_hip else "cuda"
-        return "cupy", backend, f"cuda:{value.device.id}"
+        return "cupy", value.data.device_id
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(value, numpy.ndarray):
-        return "numpy", "cpu", "cpu"
+        return "numpy", "cpu"
     raise LaunchError(
         f"matmul takes torch tensors, CuPy arrays or numpy arrays, got {type(value).__name__}"
     )
 
 
-def matmul(a: Any, b: Any, out: Any = None) -> Any:
-    """`a @ b` on the device and framework that own `a` and `b` (and `out`)."""
+# (framework, where) -> BlasCall; the library is looked up once per place
+_CALLS: dict[tuple[str, Any], BlasCall] = {}
+
+
+def _describe(framework: str, where: Any) -> BlasCall:
     from portagpu.backends import get_backend
 
-    owners = [_owner(x) for x in ((a, b) if out is None else (a, b, out))]
-    framework, backend_name, device = owners[0]
-    for other in owners[1:]:
-        if other[0] != framework:
-            raise LaunchError(f"matmul: mixed frameworks ({framework} and {other[0]}); "
-                              "convert with torch.from_dlpack / cupy.from_dlpack first")
-        if other[2] != device:
-            raise LaunchError(f"matmul: arrays on different devices ({device} and {other[2]})")
-    if framework == "torch":
-        import torch
+    if framework == "numpy" or where == "cpu":
+        backend, device = "cpu", "cpu"
+    elif where == "mps":
+        backend, device = "mps", "mps"
+    elif framework == "torch":
+        backend = "rocm" if sys.modules["torch"].version.hip else "cuda"
+        device = f"cuda:{where}"
+    else:
+        backend = "rocm" if sys.modules["cupy"].cuda.runtime.is_hip else "cuda"
+        device = f"cuda:{where}"
+    call = BlasCall(get_backend(backend).blas_library(framework), framework, device)
+    _CALLS[(framework, where)] = call
+    return call
 
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """`a @ b` on the device and framework that own `a` and `b` (and `out`)."""
+    place = _owner(a)
+    for other in (b,) if out is None else (b, out):
+        other_place = _owner(other)
+        if other_place[0] != place[0]:
+            raise LaunchError(f"matmul: mixed frameworks ({place[0]} and {other_place[0]}); "
+                              "convert with torch.from_dlpack / cupy.from_dlpack first")
+        if other_place[1] != place[1]:
+            raise LaunchError(f"matmul: arrays on different devices ({place[1]} and {other_place[1]})")
+    framework = place[0]
+    if framework == "torch":
+        torch = sys.modules["torch"]
         result = torch.matmul(a, b) if out is None else torch.matmul(a, b, out=out)
     elif framework == "cupy":
-        import cupy
-
-        result = cupy.matmul(a, b, out=out)
+        result = sys.modules["cupy"].matmul(a, b, out=out)
     else:
-        import numpy
-
-        result = numpy.matmul(a, b, out=out)
-    _last.call = BlasCall(get_backend(backend_name).blas_library(framework), framework, device)
+        result = sys.modules["numpy"].matmul(a, b, out=out)
+    _last.call = _CALLS.get(place) or _describe(*place)
     return result

@@ -4,6 +4,9 @@ CuPy records what would be compiled and launched."""
 
 from __future__ import annotations
 
+import sys
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -99,9 +102,9 @@ def test_amd_translates_then_compiles_with_device_warp(use_device, fake_cupy, mo
         seen["warp_size"] = warp_size
         return type("Translation", (), {"text": "// hip\n" + source, "engine": "fake", "report": None})
 
-    import portagpu.hipify_bridge
-
-    monkeypatch.setattr(portagpu.hipify_bridge, "translate", translate, raising=False)
+    bridge = types.ModuleType("portagpu.hipify_bridge")
+    bridge.translate = translate
+    monkeypatch.setitem(sys.modules, "portagpu.hipify_bridge", bridge)
     monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
     portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4)
     assert seen["warp_size"] == warp
