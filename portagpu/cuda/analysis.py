@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from portagpu.cuda.parser import error_spans
 from portagpu.cuda.unit import CudaUnit, Hit
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
 
@@ -21,8 +20,8 @@ Checker = Callable[[CudaUnit, Rule], Iterable[Hit]]
 # (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
 Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
 
-# Above this share of bytes inside ERROR nodes, the file is reported as unparseable.
-MAX_ERROR_SHARE = 0.5
+# Above this share of its non-blank bytes left loose in ERROR nodes, a file is unparseable.
+MAX_ERROR_SHARE = 0.3
 
 
 @cache
@@ -94,13 +93,23 @@ def to_findings(
 
 
 def ensure_parseable(unit: CudaUnit) -> None:
-    spans = error_spans(unit.tree)
-    if not spans:
+    """Raise ParseFailure when most tokens could not be placed in any construct.
+
+    A conditional that splits a statement wraps a whole function in one ERROR
+    node whose inside is still well structured, so the measure is the tokens
+    sitting loose directly under ERROR nodes, not the ERROR spans themselves.
+    """
+    if not unit.root.has_error:
         return
-    bad = sum(b - a for a, b in spans)
-    total = max(1, len(unit.index.data))
-    if bad / total > MAX_ERROR_SHARE:
-        line, col = unit.index.position(spans[0][0])
+    loose, first = 0, None
+    for node in unit.by_type.get("ERROR", []):
+        for child in node.children:
+            if child.child_count == 0 and not child.is_missing:
+                loose += len(child.text.strip()) if child.text else 0
+                first = node.start_byte if first is None else min(first, node.start_byte)
+    total = max(1, sum(1 for b in unit.index.data if b > 32))
+    if first is not None and loose / total > MAX_ERROR_SHARE:
+        line, col = unit.index.position(first)
         raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
 
 

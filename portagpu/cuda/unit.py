@@ -128,7 +128,7 @@ class CudaUnit:
         if node is None:
             return None
         value = node.child_by_field_name("value")
-        return text_of(value).strip() if value is not None else ""
+        return strip_comments(text_of(value)) if value is not None else ""
 
     def declarations_in_scope(self, node: Any) -> dict[str, tuple[Any, Any]]:
         """name -> (declaration node, initializer or None) visible from node:
@@ -159,6 +159,14 @@ class CudaUnit:
                 ]
             cache[key] = decls
         return cache[key]
+
+
+_COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.DOTALL | re.MULTILINE)
+
+
+def strip_comments(macro_value: str) -> str:
+    """A #define's value without its comments (tree-sitter keeps them in preproc_arg)."""
+    return _COMMENT.sub(" ", macro_value).strip()
 
 
 def callee_name(call: Any) -> str:

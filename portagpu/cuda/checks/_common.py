@@ -28,7 +28,7 @@ FULL32 = 0xFFFFFFFF
 UNSIGNED_32_CASTS = frozenset(
     {"unsigned", "unsigned int", "uint32_t", "std::uint32_t", "uint", "unsigned int32_t"}
 )
-WARPISH_NAME = re.compile(r"lane|warp|wid\b|^wid|wave", re.IGNORECASE)
+WARPISH_NAME = re.compile(r"lane|warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 
 def is_full_mask_32(node: Any) -> str | None:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, declared_names, int_value, parse_int
+from portagpu.cuda.unit import CudaUnit, Hit, declared_names, int_value, parse_int, strip_comments
 from portagpu.lint.model import Rule
 
 DEFAULT_NAMES = (
@@ -30,7 +30,7 @@ def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
         value = node.child_by_field_name("value")
         if name is None or value is None or not pattern.match(text_of(name)):
             continue
-        parsed = parse_int(text_of(value).strip().strip("()"))
+        parsed = parse_int(strip_comments(text_of(value)).strip("()"))
         if parsed and parsed[0] == 32:
             yield Hit(node.start_byte, node.end_byte - (1 if node.text.endswith(b"\n") else 0),
                       {"name": text_of(name)})

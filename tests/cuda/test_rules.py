@@ -1,0 +1,119 @@
+"""Every PG5xx/PG6xx rule, positive and negative: the catalogue's own examples,
+and a corpus whose expected findings are marked `// expect: PGnnn` in place."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from portagpu.cuda import check_cuda_file
+from portagpu.lint.model import LintSettings, ParseFailure
+
+_spec = importlib.util.spec_from_file_location("cuda_test_helpers", __file__.replace(
+    "test_rules.py", "_helpers.py"))
+helpers = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("cuda_test_helpers", helpers)
+_spec.loader.exec_module(helpers)
+
+SETTINGS = LintSettings()
+CUDA_RULES = [r for r in helpers.cuda_catalogue() if r.language == "cuda"]
+
+
+def _codes(text: str, rules, settings=SETTINGS) -> list[str]:
+    return [f.code for f in check_cuda_file("example.cu", text, rules, settings)]
+
+
+def test_catalogue_has_every_family_and_rules_have_examples_and_tokens():
+    ids = {r.id for r in helpers.cuda_catalogue()}
+    assert {f"PG50{i}" for i in range(1, 10)} <= ids
+    assert {f"PG6{i:02d}" for i in range(1, 11)} <= ids
+    for rule in helpers.cuda_catalogue():
+        assert rule.invalid and rule.valid, rule.id
+        assert rule.tokens, rule.id
+        assert rule.targets == ("rocm",), rule.id
+
+
+@pytest.mark.parametrize("rule", CUDA_RULES, ids=lambda r: r.id)
+def test_invalid_examples_trigger(rule):
+    for example in rule.invalid:
+        assert rule.id in _codes(example.code, [rule]), example.code
+        assert any(token in example.code for token in rule.tokens), (
+            f"{rule.id}: tokens {rule.tokens} miss {example.code!r}")
+
+
+@pytest.mark.parametrize("rule", CUDA_RULES, ids=lambda r: r.id)
+def test_valid_examples_do_not_trigger(rule):
+    for example in rule.valid:
+        assert rule.id not in _codes(example.code, CUDA_RULES), example.code
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in helpers.CORPUS.glob("*.cu")))
+def test_corpus_findings_match_expect_markers(name):
+    text = (helpers.CORPUS / name).read_text(encoding="utf-8")
+    found = {(f.line, f.code) for f in check_cuda_file(name, text, CUDA_RULES, SETTINGS)}
+    assert found == helpers.expected_findings(text)
+
+
+def test_guard_macros_from_settings_silence_project_switches():
+    text = "#ifdef MY_PROJECT_AMD\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n"
+    assert _codes(text, CUDA_RULES) == ["PG508"]
+    assert _codes(text, CUDA_RULES, LintSettings(guard_macros=("MY_PROJECT_AMD",))) == []
+
+
+def test_guard_survives_a_conditional_that_splits_a_statement():
+    text = """__global__ void k(float* x) {
+#if defined(__HIP_PLATFORM_AMD__)
+  if (threadIdx.x % 64 == 0) {
+#else
+  if ((threadIdx.x & 31) == 0 && __shfl_sync(0xffffffff, x[0], 0) > 0) {
+#endif
+    x[0] = 1;
+  }
+}
+"""
+    assert _codes(text, CUDA_RULES) == []
+
+
+def test_positions_are_one_based_and_fix_covers_the_literal():
+    text = "__device__ float f(float v) {\n  return __shfl_xor_sync(0xffffffff, v, 1);\n}\n"
+    (finding,) = check_cuda_file("k.cu", text, CUDA_RULES, SETTINGS)
+    assert (finding.line, finding.col, finding.end_line, finding.end_col) == (2, 26, 2, 36)
+    assert finding.fix is not None and finding.fix.edits[0].content == "~0ull"
+    line = text.splitlines()[1]
+    assert line[finding.col - 1:finding.end_col - 1] == "0xffffffff"
+
+
+def test_columns_count_characters_not_bytes():
+    text = '// é ü\n__device__ float f(float v) { /* ü */ return __shfl_down_sync(~0u, v, 1); }\n'
+    (finding,) = check_cuda_file("k.cu", text, CUDA_RULES, SETTINGS)
+    line = text.splitlines()[1]
+    assert line[finding.col - 1:finding.end_col - 1] == "~0u"
+
+
+def test_mask_macro_is_reported_once_at_its_definition():
+    text = ("#define FULL 0xffffffffu\n"
+            "__device__ float f(float v) {\n"
+            "  v += __shfl_down_sync(FULL, v, 2);\n  v += __shfl_down_sync(FULL, v, 1);\n"
+            "  return v;\n}\n")
+    findings = check_cuda_file("k.cu", text, CUDA_RULES, SETTINGS)
+    assert [(f.line, f.code) for f in findings] == [(1, "PG501")]
+
+
+def test_only_selected_rules_run():
+    text = "#define WARP_SIZE 32\n__device__ void f() { asm(\"trap;\"); }\n"
+    only_ptx = [r for r in CUDA_RULES if r.id == "PG601"]
+    assert _codes(text, only_ptx) == ["PG601"]
+    assert _codes(text, []) == []
+
+
+def test_mostly_unparseable_text_is_a_parse_failure():
+    with pytest.raises(ParseFailure) as info:
+        check_cuda_file("junk.cu", "}}}} ))) ((( {{{{ @@@ ### $$$ \n" * 5, CUDA_RULES, SETTINGS)
+    assert info.value.line >= 1
+
+
+def test_local_syntax_error_leaves_the_rest_checked():
+    text = "int broken( = ;\n#define WARP_SIZE 32\n" + "__device__ int ok(int x) { return x; }\n" * 5
+    assert "PG508" in _codes(text, CUDA_RULES)
