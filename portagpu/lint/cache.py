@@ -2,7 +2,10 @@
 
 One pickle per (portagpu version, rule set + settings + checker code) under
 `.portagpu_cache/`; entries are keyed by a hash of the file's real path and
-bytes. Written atomically; a corrupt or foreign cache file is ignored."""
+bytes. A stat index (mtime_ns, size, inode -> that hash) lets an unchanged
+file skip even the read, as ruff's cache does; a file modified within the
+last two seconds is not indexed (its mtime may not yet tell edits apart).
+Written atomically; a corrupt or foreign cache file is ignored."""
 
 from __future__ import annotations
 
@@ -10,12 +13,14 @@ import hashlib
 import os
 import pickle
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from portagpu.lint.model import Finding
 
-_FORMAT = 1
+_FORMAT = 2
+_RACY_SECONDS = 2.0
 _KEEP_FILES = 8  # cache files of other rule sets kept per version
 
 
@@ -36,17 +41,35 @@ class FindingsCache:
         self.file = self.folder / f"{fingerprint}.pickle"
         self._old: dict[bytes, tuple[Finding, ...]] = {}
         self._new: dict[bytes, tuple[Finding, ...]] = {}
+        self._old_stats: dict[str, tuple[int, int, int, bytes]] = {}
+        self._stats: dict[str, tuple[int, int, int, bytes]] = {}
         self.hits = 0
+        self._now = time.time()
         if enabled:
-            self._old = self._read()
+            self._old, self._old_stats = self._read()
 
-    def _read(self) -> dict[bytes, tuple[Finding, ...]]:
+    def _read(self):
         try:
             with open(self.file, "rb") as fh:
-                fmt, entries = pickle.load(fh)
+                fmt, entries, stats = pickle.load(fh)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
-            return {}
-        return entries if fmt == _FORMAT and isinstance(entries, dict) else {}
+            return {}, {}
+        if fmt != _FORMAT or not isinstance(entries, dict) or not isinstance(stats, dict):
+            return {}, {}
+        return entries, stats
+
+    def key_from_stat(self, real_path: str, st: os.stat_result) -> bytes | None:
+        """The content key recorded for this exact (mtime, size, inode), if any."""
+        if not self.enabled:
+            return None
+        known = self._old_stats.get(real_path)
+        if known is None or known[:3] != (st.st_mtime_ns, st.st_size, st.st_ino):
+            return None
+        return known[3] if known[3] in self._old else None
+
+    def remember_stat(self, real_path: str, st: os.stat_result, key: bytes) -> None:
+        if self.enabled and self._now - st.st_mtime > _RACY_SECONDS:
+            self._stats[real_path] = (st.st_mtime_ns, st.st_size, st.st_ino, key)
 
     def get(self, key: bytes, shown_path: str) -> list[Finding] | None:
         if not self.enabled:
@@ -67,7 +90,7 @@ class FindingsCache:
 
     def save(self) -> None:
         """Keeps only this run's entries (stale ones would grow it forever)."""
-        if not self.enabled or (self._new.keys() == self._old.keys()):
+        if not self.enabled or (self._new.keys() == self._old.keys() and self._stats == self._old_stats):
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -78,7 +101,7 @@ class FindingsCache:
                 (top / ".gitignore").write_text("# created by portagpu lint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pickle")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump((_FORMAT, self._new), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((_FORMAT, self._new, self._stats), fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.file)
             self._prune()
         except OSError:

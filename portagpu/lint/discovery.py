@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portagpu.lint import meta
-from portagpu.lint.source import language_of
+from portagpu.lint.source import LANGUAGE_BY_SUFFIX, language_of
+
+_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + tuple(s.upper() for s in LANGUAGE_BY_SUFFIX)
 
 # folders nobody wants linted (ruff's defaults); applied to what the walk
 # finds, never to a path named on the command line
@@ -63,9 +65,13 @@ class _Ignores:
         except OSError:
             pass
 
-    def copy(self) -> _Ignores:
+    def with_file(self, folder: str) -> _Ignores:
+        """These specs plus folder/.gitignore (self if there is none)."""
+        if not os.path.isfile(os.path.join(folder, ".gitignore")):
+            return self
         other = _Ignores()
         other._specs = list(self._specs)
+        other.add_file(folder)
         return other
 
     def ignored(self, path: str, is_dir: bool) -> bool:
@@ -140,7 +146,7 @@ def discover(
                 # parent's .gitignore hides it (as ruff does)
                 ignores = _Ignores()
         where = _Where(path, os.path.realpath(path), shown, cwd)
-        yield from _walk(where, ignores, user, respect_gitignore, [(st.st_dev, st.st_ino)], emit)
+        yield from _walk(where, ignores, user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
 
 
 @dataclass(frozen=True)
@@ -161,52 +167,62 @@ class _Where:
         )
 
 
-def _walk(where, ignores, user, respect_gitignore, ancestors, emit):
-    folder, cwd = where.path, where.cwd
-    if respect_gitignore:
-        ignores = ignores.copy()
-        ignores.add_file(folder)
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        yield Problem(_display(folder, cwd), meta.UNREADABLE, exc.strerror or str(exc))
-        return
-    for entry in entries:
-        path = entry.path
+def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
+    """Iterative (a stack, not recursive generators: every yielded file would
+    otherwise climb through one generator frame per folder level)."""
+    cwd = top.cwd
+    stack = [(top, ignores, ancestors)]
+    while stack:
+        where, ignores, ancestors = stack.pop()
+        folder = where.path
+        if respect_gitignore:
+            ignores = ignores.with_file(folder)
         try:
-            is_dir = entry.is_dir()  # follows symlinks
-        except OSError:
-            is_dir = False
-        link = entry.is_symlink()
-        if link:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            yield Problem(_display(folder, cwd), meta.UNREADABLE, exc.strerror or str(exc))
+            continue
+        subfolders = []
+        for entry in entries:
+            name = entry.name
             try:
-                os.stat(path)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, "the link resolves to itself")
+                is_dir = entry.is_dir()  # follows symlinks
+            except OSError:
+                is_dir = False
+            if not is_dir and not name.endswith(_SUFFIXES):
+                if not entry.is_symlink():
+                    continue  # the common case: some other kind of file
+            path = entry.path
+            link = entry.is_symlink()
+            if link:
+                try:
+                    os.stat(path)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, "the link resolves to itself")
+                    elif language_of(path):  # a dangling link to a source file
+                        yield Problem(_display(path, cwd), meta.UNREADABLE, exc.strerror or str(exc))
                     continue
-                if language_of(path):  # a dangling link to a source file
-                    yield Problem(_display(path, cwd), meta.UNREADABLE, exc.strerror or str(exc))
+            if is_dir:
+                if name in DEFAULT_EXCLUDE_DIRS:
+                    continue
+                if user.ignored(path, True) or (respect_gitignore and ignores.ignored(path, True)):
+                    continue
+                st = entry.stat()
+                key = (st.st_dev, st.st_ino)
+                if key in ancestors:
+                    target = os.path.realpath(path)
+                    yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, f"points back to {_display(target, cwd)}")
+                    continue
+                child = where.child(name, os.path.realpath(path) if link else None)
+                subfolders.append((child, ignores, ancestors | {key}))
                 continue
-        if is_dir:
-            if entry.name in DEFAULT_EXCLUDE_DIRS:
+            language = language_of(name)
+            if language is None:
                 continue
-            if user.ignored(path, True) or (respect_gitignore and ignores.ignored(path, True)):
+            if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
                 continue
-            st = entry.stat()
-            key = (st.st_dev, st.st_ino)
-            if key in ancestors:
-                target = os.path.realpath(path)
-                yield Problem(_display(path, cwd), meta.SYMLINK_LOOP, f"points back to {_display(target, cwd)}")
-                continue
-            child = where.child(entry.name, os.path.realpath(path) if link else None)
-            yield from _walk(child, ignores, user, respect_gitignore, [*ancestors, key], emit)
-            continue
-        language = language_of(entry.name)
-        if language is None:
-            continue
-        if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
-            continue
-        real = os.path.realpath(path) if link else os.path.join(where.real, entry.name)
-        yield from emit(real, where.child(entry.name).shown, language)
+            real = os.path.realpath(path) if link else os.path.join(where.real, name)
+            yield from emit(real, where.child(name).shown, language)
+        stack.extend(reversed(subfolders))

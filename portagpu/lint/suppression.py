@@ -9,9 +9,7 @@ string or logical line ends, the only place a comment can go (as in ruff)."""
 from __future__ import annotations
 
 import bisect
-import io
 import re
-import tokenize
 from collections.abc import Iterable, Sequence
 
 from portagpu.lint.meta import META_CODES
@@ -55,25 +53,32 @@ def find_directives(text: str) -> Directives:
 
 
 def comment_lines(text: str, language: str) -> dict[int, int]:
-    """Lines on which no comment can be appended -> the line that takes it instead."""
+    """Lines on which no comment can be appended -> the line that takes it instead.
+
+    Uses `ast` (C speed) rather than `tokenize` (pure Python, ~50x slower on a
+    10,000-line file): the lines a multi-line string spans map to its last
+    line; backslash-continued lines to the line that ends the statement."""
     moved: dict[int, int] = {}
+    if language != "python":
+        return moved
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant | ast.JoinedStr):
+                end = node.end_lineno or node.lineno
+                if end > node.lineno:
+                    for line in range(node.lineno, end):
+                        moved.setdefault(line, end)
     lines = text.splitlines()
-    if language == "python":
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-                start, end = tok.start[0], tok.end[0]
-                if end > start and tok.type != tokenize.NL and tok.type != tokenize.NEWLINE:
-                    for line in range(start, end):
-                        moved[line] = end
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            pass
-    # backslash continuations (Python logical lines, C macros): the comment
-    # goes after the last continued line in Python; C handles it in-line
-    if language == "python":
-        for index in range(len(lines) - 1, -1, -1):
-            if lines[index].endswith("\\"):
-                target = index + 2
-                moved[index + 1] = moved.get(target, target)
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].endswith("\\") and index + 1 not in moved:
+            target = index + 2
+            moved[index + 1] = moved.get(target, target)
     return moved
 
 
@@ -94,20 +99,30 @@ def apply_suppressions(text: str, findings: Sequence[Finding], language: str) ->
     moved: dict[int, int] | None = None
     kept = []
     for finding in findings:
-        if finding.code in META_CODES:
+        if finding.code in META_CODES or not _covered_later(directives, finding):
             kept.append(finding)
             continue
-        lines = {finding.line}
-        if moved is None:
+        if _covers(directives, finding.line, finding.code):
+            continue
+        if moved is None:  # built only when a later line's directive might apply
             moved = comment_lines(text, language)
-        lines.add(_anchor(finding.line, moved))
-        if any(
-            line in directives and (directives[line] is None or finding.code in directives[line])
-            for line in lines
-        ):
+        anchor = _anchor(finding.line, moved)
+        if anchor != finding.line and _covers(directives, anchor, finding.code):
             continue
         kept.append(finding)
     return kept
+
+
+def _covers(directives: Directives, line: int, code: str) -> bool:
+    if line not in directives:
+        return False
+    codes = directives[line]
+    return codes is None or code in codes
+
+
+def _covered_later(directives: Directives, finding: Finding) -> bool:
+    """Is there a directive for this code on the finding's line or after it?"""
+    return any(line >= finding.line and _covers(directives, line, finding.code) for line in directives)
 
 
 def _line_ending(line: str) -> tuple[str, str]:

@@ -104,3 +104,25 @@ def test_missing_checkers_are_reported_not_hidden(toy, tmp_path, monkeypatch):
     _write(tmp_path, "a.py", "cuda_sync()\n")
     result = lint_paths([tmp_path], toy(cache=False))
     assert "python" in result.missing_checkers
+
+
+def test_unchanged_old_files_are_not_even_read(toy, tmp_path, monkeypatch):
+    import os
+
+    a = _write(tmp_path, "a.py", "cuda_sync()\n")
+    os.utime(a, (1_600_000_000, 1_600_000_000))  # older than the racy window
+    first = lint_paths([tmp_path], toy())
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    second = lint_paths([tmp_path], toy())
+    assert second.findings == first.findings and second.cached == 1
+    assert not any(p.endswith("a.py") for p in opened)
+    a.write_text("x = 1\ncuda_sync()\n")  # new mtime and size: read again
+    third = lint_paths([tmp_path], toy())
+    assert [f.line for f in third.findings] == [2]
