@@ -102,7 +102,9 @@ def load_file(path: Path | str, text: str | None = None) -> list[Rule]:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(text if text is not None else path.read_text(encoding="utf-8"))
+        # libyaml's loader when present: ~10x faster, and it runs on every lint
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text if text is not None else path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read rule file: {exc}") from None
     except yaml.YAMLError as exc:
