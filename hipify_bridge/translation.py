@@ -106,6 +106,14 @@ def _rename_outside(text: str, guards: list[tuple[int, int]], data: bytes, runne
     return result
 
 
+def _needs_header(unit: Any) -> bool:
+    """Warp functions outside HIP-guarded blocks need the HIP 5.x shims."""
+    data = unit.index.data
+    for start, end in sorted(unit.guards, reverse=True):
+        data = data[:start] + data[end:]
+    return any(token.encode() in data for token in NEEDS_HEADER)
+
+
 def _insert_header(text: str, header: str) -> str:
     """After a leading `#pragma once`, else at the top."""
     lines = text.splitlines(keepends=True)
@@ -187,7 +195,7 @@ def translate(
         report.notes.append("code inside #if blocks already written for HIP was left as is")
 
     out = result.text
-    if header != "none" and (edits or any(token in out for token in NEEDS_HEADER)):
+    if header != "none" and (edits or _needs_header(unit)):
         pin = f"#define PORTAGPU_WARP_SIZE {int(warp_size)}\n" if warp_size else ""
         body = compat_header() if header == "inline" else f'#include "{HEADER_NAME}"\n'
         out = _insert_header(out, pin + body)
