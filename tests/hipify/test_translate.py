@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from portagpu.hipify_bridge import translate
 from portagpu.hipify_bridge.engines import EngineUnavailable, pick_engine
 
