@@ -14,28 +14,17 @@ vendor and size. `impl=` (or PORTAGPU_KERNELS_IMPL) asks for one;
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+# The family modules import torch and triton only inside their functions, so
+# importing them here is cheap, and binding the functions now keeps a submodule
+# (portagpu.kernels.softmax, ...) from shadowing the function of the same name.
+from portagpu.kernels._dispatch import last_impl
+from portagpu.kernels.elementwise import add
+from portagpu.kernels.histogram import histogram
+from portagpu.kernels.layer_norm import layer_norm
+from portagpu.kernels.matmul import matmul, matmul_bias_act
+from portagpu.kernels.reduction import max, sum  # noqa: A004 - torch-like names
+from portagpu.kernels.scan import cumsum
+from portagpu.kernels.softmax import softmax
 
-_LAZY = {
-    "add": "elementwise",
-    "sum": "reduction",
-    "max": "reduction",
-    "softmax": "softmax",
-    "layer_norm": "layer_norm",
-    "histogram": "histogram",
-    "cumsum": "scan",
-    "matmul": "matmul",
-    "matmul_bias_act": "matmul",
-    "last_impl": "_dispatch",
-}
-
-__all__ = list(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"portagpu.kernels.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'portagpu.kernels' has no attribute {name!r}")
+__all__ = ["add", "sum", "max", "softmax", "layer_norm", "histogram", "cumsum", "matmul",
+           "matmul_bias_act", "last_impl"]

@@ -1,8 +1,8 @@
 """Pick an implementation per call (argument > PORTAGPU_KERNELS_IMPL > tuning table),
 remember which one ran, and launch Triton kernels.
 
-Triton kernels go through `portagpu.launch` on GPUs, so the runtime's vendor
-handling applies; in the CPU interpreter they are called directly.
+Every launch goes through `portagpu.launch`, so the runtime's warp scaling,
+vendor options and CPU interpreter apply.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from portagpu.kernels._target import Target
 from portagpu.errors import LaunchError
 
 ENV_IMPL = "PORTAGPU_KERNELS_IMPL"
-AMD_ONLY_OPTIONS = ("matrix_instr_nonkdim", "waves_per_eu", "kpack")
-LAUNCH_OPTIONS = ("num_warps", "num_stages", *AMD_ONLY_OPTIONS)
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "matrix_instr_nonkdim", "waves_per_eu", "kpack")
 
 _last = threading.local()
 
@@ -94,23 +93,12 @@ def triton_interpreting() -> bool:
 
 def launch_triton(kernel: Any, grid: tuple[int, ...], *args: Any, target: Target,
                   config: dict[str, Any], **constexprs: Any) -> None:
-    """Launch with the table row's options and constexprs (CAPITALISED keys)."""
-    meta = {k: v for k, v in config.items() if k.isupper()}
+    """Launch through `portagpu.launch` with the table row's options and its
+    constexprs (CAPITALISED keys); `constexprs` override the row's. The runtime
+    scales num_warps (32-thread units) to the wavefront size, drops options of
+    other vendors and runs the interpreter where there is no GPU."""
+    import portagpu
+
+    meta = {k: v for k, v in config.items() if k.isupper() or k in LAUNCH_OPTIONS}
     meta.update(constexprs)
-    options = {k: v for k, v in config.items() if k in LAUNCH_OPTIONS}
-    if target.vendor != "amd":
-        options = {k: v for k, v in options.items() if k not in AMD_ONLY_OPTIONS}
-    if target.is_gpu:
-        runtime_launch = _runtime_launch()
-        if runtime_launch is not None:
-            runtime_launch(kernel, grid, *args, **options, **meta)
-            return
-    kernel[grid](*args, **options, **meta)
-
-
-def _runtime_launch() -> Any:
-    try:
-        from portagpu.runtime import launch
-    except (ImportError, AttributeError):
-        return None
-    return launch
+    portagpu.launch(kernel, grid, *args, **meta)

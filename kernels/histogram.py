@@ -14,8 +14,6 @@ from portagpu.kernels._target import target_of
 
 from portagpu.errors import LaunchError
 
-_SIGNATURE = ("ptr", "ptr", "long long", "int", "float", "float")
-
 
 def histogram_reference(x: Any, bins: int = 100, range: tuple[float, float] | None = None) -> Any:  # noqa: A002
     import torch
@@ -51,8 +49,7 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
     else:
         threads = int(config["threads"])
         blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
-        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, (flat, counts, n, bins, lo, hi),
-                     _SIGNATURE, target)
+        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, flat, counts, n, bins, lo, hi)
     return counts.to(torch.int64)
 
 

@@ -13,8 +13,6 @@ from portagpu.kernels import _cuda, _dispatch, _tuning
 from portagpu.kernels._common import TRITON_FLOATS, as_rows, cdiv, dtype_name, sms
 from portagpu.kernels._target import Target, target_of
 
-_VECTOR_SIGNATURE = ("ptr", "ptr", "long long")
-
 
 def sum_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     import torch
@@ -94,9 +92,9 @@ def _vector_cuda(op: str, flat: Any, target: Target, config: dict[str, Any]) -> 
     blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
     partials = torch.empty(blocks, dtype=torch.float32, device=flat.device)
     name = f"pg_{op}_f32"
-    _cuda.launch("reduce.cu", name, (blocks,), threads, (flat, partials, n), _VECTOR_SIGNATURE, target)
+    _cuda.launch("reduce.cu", name, (blocks,), threads, flat, partials, n)
     out = torch.empty(1, dtype=torch.float32, device=flat.device)
-    _cuda.launch("reduce.cu", name, (1,), 1024, (partials, out, blocks), _VECTOR_SIGNATURE, target)
+    _cuda.launch("reduce.cu", name, (1,), 1024, partials, out, blocks)
     return out
 
 
@@ -108,8 +106,10 @@ def _rows_triton(op: str, rows_2d: Any, target: Target, config: dict[str, Any]) 
     values = torch.empty(rows, dtype=rows_2d.dtype, device=rows_2d.device)
     indices = torch.empty(rows, dtype=torch.int64, device=rows_2d.device) if op == "max" else None
     block = _block_for(cols, config["BLOCK"])
-    _dispatch.launch_triton(reduce_rows_kernel, (rows,), rows_2d, values,
-                            values if indices is None else indices, cols, rows_2d.stride(0),
+    # a sum writes no indices; a distinct placeholder keeps the bf16 widening of
+    # `values` from being copied back twice
+    index_arg = indices if indices is not None else torch.empty(1, dtype=torch.int64, device=values.device)
+    _dispatch.launch_triton(reduce_rows_kernel, (rows,), rows_2d, values, index_arg, cols, rows_2d.stride(0),
                             target=target, config=config, IS_MAX=op == "max", BLOCK=block)
     return values, indices
 
@@ -120,7 +120,7 @@ def _rows_cuda(op: str, rows_2d: Any, target: Target, config: dict[str, Any]) ->
     rows, cols = rows_2d.shape
     values = torch.empty(rows, dtype=torch.float32, device=rows_2d.device)
     _cuda.launch("reduce.cu", f"pg_row_{op}_f32", (rows,), int(config["threads"]),
-                 (rows_2d, values, cols), _VECTOR_SIGNATURE, target)
+                 rows_2d, values, cols)
     return values, None
 
 

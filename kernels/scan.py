@@ -19,8 +19,6 @@ from portagpu.kernels._common import (
 from portagpu.kernels._target import Target, target_of
 
 _CUDA_MAX_ROWS = 65535  # gridDim.y carries the row
-_SCAN_SIGNATURE = ("ptr", "ptr", "ptr", "long long")
-_ADD_SIGNATURE = ("ptr", "ptr", "long long")
 
 
 def cumsum_reference(x: Any, dim: int = -1) -> Any:
@@ -81,10 +79,8 @@ def _scan_cuda(x: Any, out: Any, target: Target) -> None:
     threads = int(config["threads"])
     blocks = cdiv(cols, threads)
     totals = torch.empty(rows, blocks, dtype=torch.float32, device=x.device)
-    _cuda.launch("scan.cu", "pg_scan_f32", (blocks, rows), threads, (x, out, totals, cols),
-                 _SCAN_SIGNATURE, target)
+    _cuda.launch("scan.cu", "pg_scan_f32", (blocks, rows), threads, x, out, totals, cols)
     if blocks > 1:
         inclusive = torch.empty_like(totals)
         _scan_cuda(totals, inclusive, target)
-        _cuda.launch("scan.cu", "pg_scan_add_f32", (blocks, rows), threads, (out, inclusive, cols),
-                     _ADD_SIGNATURE, target)
+        _cuda.launch("scan.cu", "pg_scan_add_f32", (blocks, rows), threads, out, inclusive, cols)

@@ -1,0 +1,73 @@
+import subprocess
+import sys
+
+import portagpu.kernels as K
+import pytest
+import torch
+from portagpu.kernels import _dispatch, _tuning
+from portagpu.kernels._target import CPU, Target
+
+from portagpu.errors import ConfigError, LaunchError
+
+KERNELS = ["add", "reduce", "reduce_rows", "softmax", "layer_norm", "histogram", "cumsum",
+           "matmul_bias_act"]
+
+
+def test_tuning_table_has_rows_for_every_kernel_and_vendor():
+    table = _tuning.table()
+    assert set(KERNELS) <= set(table)
+    for kernel in KERNELS:
+        for vendor in ("nvidia", "amd", "apple", "cpu"):
+            row = _tuning.config(kernel, vendor, 10**9)
+            assert row and "upto" not in row
+            assert _tuning.default_impl(kernel, vendor) in _tuning.IMPLS
+            assert row.get("num_warps", 1) * 32 <= 1024
+
+
+def test_rows_are_chosen_by_size():
+    small = _tuning.config("softmax", "nvidia", 256)
+    large = _tuning.config("softmax", "nvidia", 16384)
+    assert small["num_warps"] < large["num_warps"]
+
+
+def test_a_bad_table_entry_is_reported_with_the_file():
+    with pytest.raises(ConfigError, match="tuning.yaml.*last row"):
+        _tuning._check_entry("tuning.yaml", "k", {"default": [{"upto": 4, "BLOCK": 1}]})
+    with pytest.raises(ConfigError, match="impl"):
+        _tuning._check_entry("tuning.yaml", "k", {"impl": {"nvidia": "cutlass"}, "default": [{}]})
+
+
+def test_cpu_defaults_to_the_torch_reference():
+    x = torch.ones(10)
+    assert float(K.sum(x)) == 10.0
+    assert K.last_impl() == "torch"
+
+
+def test_an_explicit_impl_that_cannot_run_raises():
+    with pytest.raises(LaunchError, match="cuda"):
+        K.sum(torch.ones(10), impl="cuda")
+    with pytest.raises(LaunchError, match="no cuda implementation"):
+        K.softmax(torch.ones(2, 3), impl="cuda")
+    with pytest.raises(LaunchError, match="impl='fast'"):
+        K.add(torch.ones(2), torch.ones(2), impl="fast")
+
+
+def test_environment_variable_selects_the_impl(monkeypatch):
+    monkeypatch.setenv(_dispatch.ENV_IMPL, "torch")
+    K.add(torch.ones(2), torch.ones(2))
+    assert K.last_impl() == "torch"
+
+
+def test_gpu_defaults_come_from_the_table():
+    nvidia = Target("nvidia", "cuda", "H100", 32, 132)
+    amd = Target("amd", "rocm", "MI300X", 64, 304)
+    assert _dispatch.unavailable("cuda", nvidia) is None
+    assert _dispatch.unavailable("cuda", CPU)
+    assert _dispatch.choose("histogram", amd, None, impls=("triton", "cuda", "torch")) == "cuda"
+    # inputs that suit only the reference fall back to it
+    assert _dispatch.choose("softmax", nvidia, None, fits="integer input") == "torch"
+
+
+def test_importing_the_package_imports_no_torch_or_triton():
+    code = "import sys, portagpu.kernels; assert not {'torch', 'triton'} & set(sys.modules), sys.modules.keys()"
+    subprocess.run([sys.executable, "-c", code], check=True)

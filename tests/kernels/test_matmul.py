@@ -1,0 +1,54 @@
+import portagpu.kernels as K
+import pytest
+import torch
+import torch.nn.functional as F
+
+ACTS = {"gelu": F.gelu, "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"), "relu": F.relu,
+        "silu": F.silu, "none": lambda y: y}
+
+
+@pytest.mark.parametrize("impl", ["triton", None])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("act", list(ACTS))
+def test_matmul_bias_act(inputs, runnable, impl, dtype, act):
+    impl = runnable(impl)
+    a, b, bias = inputs.randn(70, 50, dtype=dtype), inputs.randn(50, 45, dtype=dtype), inputs.randn(45, dtype=dtype)
+    out = inputs.poisoned(70, 45, dtype=dtype)
+    K.matmul_bias_act(a, b, bias, act=act, out=out, impl=impl)
+    reference = ACTS[act](a.double() @ b.double() + bias.double())
+    inputs.assert_close(out, reference, dtype, f"act={act}")
+
+
+@pytest.mark.parametrize("impl", ["triton", None])
+def test_matmul_without_bias_on_transposed_input(inputs, runnable, impl):
+    impl = runnable(impl)
+    a, b = inputs.randn(33, 70).t(), inputs.randn(33, 20)  # a is (70, 33), not contiguous
+    got = K.matmul_bias_act(a, b, None, act="relu", impl=impl)
+    inputs.assert_close(got, F.relu(a.double() @ b.double()), torch.float32, "no bias")
+
+
+@pytest.mark.gpu
+def test_matmul_bias_gelu_at_gpu_size(inputs):
+    if inputs.device == "cpu":
+        pytest.skip("large sizes are for the GPU")
+    a, b = inputs.randn(1000, 2048, dtype=torch.bfloat16), inputs.randn(2048, 1500, dtype=torch.bfloat16)
+    bias = inputs.randn(1500, dtype=torch.bfloat16)
+    got = K.matmul_bias_act(a, b, bias)
+    inputs.assert_close(got, F.gelu(a.double() @ b.double() + bias.double()), torch.bfloat16, "bf16 GEMM")
+
+
+def test_plain_matmul_goes_to_the_vendor_blas(inputs):
+    import portagpu
+
+    a, b = inputs.randn(30, 20), inputs.randn(20, 10)
+    inputs.assert_close(K.matmul(a, b), a.double() @ b.double(), torch.float32, "matmul")
+    assert portagpu.last_backend() is not None
+
+
+def test_bad_shapes_and_activations_are_refused():
+    from portagpu.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="cannot multiply"):
+        K.matmul_bias_act(torch.zeros(3, 4), torch.zeros(5, 6))
+    with pytest.raises(LaunchError, match="act="):
+        K.matmul_bias_act(torch.zeros(3, 4), torch.zeros(4, 6), act="tanh")
