@@ -328,7 +328,8 @@ def totals(results: list[FileResult]) -> dict[str, Any]:
     }
 
 
-def print_text(results: list[FileResult], total: dict[str, Any], out=sys.stdout) -> None:
+def print_text(results: list[FileResult], total: dict[str, Any], out=None) -> None:
+    out = out or sys.stdout
     for res in results:
         if res.error:
             shown = res.error if res.error.startswith(res.path) else f"{res.path}: {res.error}"
