@@ -11,7 +11,7 @@ guard. The heuristics, in order of strength:
 * Device checks cover mps and cpu (on ROCm these are true, so ROCm-specific
   findings still fire): `torch.cuda.*` calls/attributes in a test
   (`torch.cuda.is_available()`, `device_count() > 0`, capability checks),
-  `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl`/`nvidia` (`HAS_CUDA`,
+  `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
   `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`).
 * MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
   author handled MPS; the other branch still has to work on CPU.
@@ -20,15 +20,20 @@ guard. The heuristics, in order of strength:
 * `@skipIf(<guard>)`-style decorators, decorators named for a vendor
   (`@onlyCUDA`, `@requires_cuda`) and GPU-presence decorators
   (`@skip_if_no_gpu`) guard the decorated function or class.
-* Backend implementations: a module whose path has a vendor-named directory
-  or file stem (torch/cuda/, torch/backends/cudnn/, common_cuda.py) is that
-  vendor's backend; a class deriving from a base named *Accelerator /
-  *DeviceInterface / *DeviceOpOverrides implements a device abstraction
-  (CUDA_Accelerator(DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and
-  is that vendor's side of it (all targets when its name names no vendor);
-  a function or class whose name holds a vendor token (`_cuda_synchronize`, `init_nvml`,
-  `emit_nvtx`, `gemm_sm90`) declares itself vendor-specific. Vendor "cuda"
-  names cover mps and cpu; "hip"/"rocm"/"amd" names cover all.
+* Backend implementations. A module in a directory named for a vendor
+  (torch/cuda/, torch/backends/cudnn/, triton/backends/nvidia/,
+  _inductor/codegen/rocm/) is that vendor's backend: every target is covered.
+  A vendor-named file stem (common_cuda.py, gemm_sm90.py) covers like a vendor
+  name. A class deriving from a base named *Accelerator / *DeviceInterface /
+  *DeviceOpOverrides implements a device abstraction (CUDA_Accelerator(
+  DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and is that vendor's
+  side of it (every target when its own name names no vendor). A function or
+  class whose name holds a vendor word (`_cuda_synchronize`, `emit_nvtx`,
+  `init_nvml`) declares itself vendor-specific.
+* Vendor words: "cuda"/"cudnn"/"nccl"/"cublas" name CUDA APIs that ROCm builds
+  map to HIP, so they cover mps and cpu only; NVIDIA hardware words
+  ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
+  ("hip", "rocm", "amd") cover every target; "mps" covers mps.
 * `hasattr(...)` in a test is a feature probe and covers all targets.
 * Optional imports (inside `try:` with an ImportError handler) and calls inside
   `try:` blocks that catch the failure are left to each checker
@@ -50,28 +55,26 @@ MPS = frozenset(("mps",))
 NONE: frozenset[str] = frozenset()
 
 _AMD_PREFIXES = ("hip", "rocm", "amdsmi", "amdgpu")
-_CUDA_PREFIXES = (
-    "cuda",
-    "cudnn",
-    "nccl",
+# NVIDIA hardware/toolchain words: such code never runs on another vendor
+_NVIDIA_PREFIXES = (
     "nvidia",
     "nvml",
-    "cutlass",
-    "cublas",
+    "nvsmi",
     "nvtx",
     "cupti",
+    "ptx",
+    "cutlass",
     "cutedsl",
     "nvmath",
     "jetson",
 )
+# CUDA API words: PyTorch/CuPy map these to HIP on ROCm (torch.cuda, cudnn->MIOpen,
+# nccl->RCCL), so such code still runs on AMD and only MPS/CPU are covered
+_CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "cublas")
 _NVIDIA_ARCH = re.compile(r"(?:^|_)sm_?\d{2,3}a?(?:$|_)")
 _CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 _ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
 _SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
-_VENDOR_DIRS_CUDA = frozenset(
-    ("cuda", "cudnn", "nccl", "nvidia", "cutlass", "cudagraphs", "cuda_graphs")
-)
-_VENDOR_DIRS_AMD = frozenset(("hip", "rocm", "amd"))
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -86,9 +89,11 @@ def _words(name: str) -> tuple[str, ...]:
 @lru_cache(maxsize=4096)
 def _word_cover(name: str) -> frozenset[str]:
     if _NVIDIA_ARCH.search(name.lower()):
-        return NON_CUDA  # gemm_sm90.py, _sm100_kernel
+        return EVERY  # gemm_sm90.py, _sm100_kernel: one NVIDIA architecture
     words = _words(name)
     if any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words):
+        return EVERY
+    if any(w.startswith(_NVIDIA_PREFIXES) for w in words):
         return EVERY
     if any(w.startswith(_CUDA_PREFIXES) for w in words):
         return NON_CUDA
@@ -189,15 +194,12 @@ def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=())
 
 
 def path_cover(path: str) -> frozenset[str]:
-    """A module inside a vendor-named package or file is that vendor's backend."""
+    """A module inside a vendor-named package is that vendor's backend (every
+    target); a vendor-named file (cuda_utils.py) covers like a vendor name."""
     parts = re.split(r"[\\/]", path)
-    if not parts:
-        return NONE
     stem = parts[-1].rsplit(".", 1)[0]
-    cover: set[str] = set()
-    for part in (*parts[:-1], stem):
-        found = _word_cover(part)
-        if found == EVERY:
-            return EVERY
-        cover |= found
-    return frozenset(cover)
+    for part in parts[:-1]:
+        # only a directory named just for a vendor (not "cuda-projects/")
+        if len(_words(part)) == 1 and _word_cover(part):
+            return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
+    return _word_cover(stem)
