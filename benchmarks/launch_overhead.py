@@ -129,6 +129,17 @@ def main() -> int:
         variants["floor: CompiledKernel.run direct"] = lambda: run(
             1, 1, 1, stream, function, packed, None, None, None, x, y, out, n, 1024)
     host = host_cost_us(variants, calls, rounds)
+    # where portagpu's own time goes (pure host work, no launch)
+    from portagpu.device import detect
+
+    pieces = {"portagpu.detect()": detect, "runtime current_device()": dispatch.current_device,
+              "torch current raw stream": lambda: torch._C._cuda_getCurrentRawStream(0)}
+    diagnostics = {}
+    for name, fn in pieces.items():
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        diagnostics[name] = round((time.perf_counter() - start) / calls * 1e6, 3)
 
     # --- vector add throughput at 2^28 floats ---------------------------------
     big = 1 << 28
@@ -174,6 +185,7 @@ def main() -> int:
         "host_cost_us": {k: round(v, 2) for k, v in host.items()},
         "vector_add_gbps": {k: round(v, 1) for k, v in gbps.items()},
         "targets": targets,
+        "diagnostics_us": diagnostics,
     }
     lines = [f"# Launch overhead on {device.name} ({device.arch})", "",
              f"torch {torch.__version__}, triton {triton.__version__}, cupy {cupy.__version__}", "",
@@ -181,6 +193,8 @@ def main() -> int:
     for name in variants:
         rate = gbps.get(name)
         lines.append(f"| {name} | {host[name]:.2f} | {'' if rate is None else f'{rate:.0f}'} |")
+    lines += ["", "host work inside portagpu (us/call): "
+              + ", ".join(f"{k} {v}" for k, v in diagnostics.items())]
     lines += ["", "| target | measured | met |", "|---|---:|---|"]
     lines += [f"| {k} | {v[0]} | {'yes' if v[1] else 'NO'} |" for k, v in targets.items()]
     text = "\n".join(lines) + "\n"

@@ -256,20 +256,34 @@ class CudaKernel:
         return f"CudaKernel({self.name!r})"
 
     # -- launching -------------------------------------------------------------------
+    def _configure(self, device: Any) -> None:
+        """Per-device facts reused by every launch (the types to check against)."""
+        from portagpu.backends import backend_for
+
+        self._can_compile = backend_for(device).cuda_compiler() is not None
+        if self._can_compile:
+            import cupy
+
+            self.params  # noqa: B018 - parse the signature now, not mid-launch
+            self._cupy = cupy
+            self._cupy_array = cupy.ndarray
+            # CuPy keeps contiguity as a plain attribute; .flags builds an object
+            self._cupy_flag = hasattr(cupy.ndarray, "_c_contiguous")
+        self._device = device
+
     def _launch(self, device: Any, grid: Any, args: tuple, block: Any, stream: Any,
                 meta: dict) -> None:
         if device is not self._device:
-            from portagpu.backends import backend_for
-
-            self._can_compile = backend_for(device).cuda_compiler() is not None
-            self._device = device
+            self._configure(device)
         if not self._can_compile:
             self._run_reference(device, args, meta)
             return
-        shared_mem = meta.pop("shared_mem", 0) if meta else 0
+        shared_mem = 0
         if meta:
-            raise LaunchError(f"{self!r}: unknown launch options {sorted(meta)}; "
-                              "CUDA kernels take block=, stream=, shared_mem=")
+            shared_mem = meta.pop("shared_mem", 0)
+            if meta:
+                raise LaunchError(f"{self!r}: unknown launch options {sorted(meta)}; "
+                                  "CUDA kernels take block=, stream=, shared_mem=")
         grid3, block3 = launch_dims(grid, block)
         converted, index, framework = self._convert(device, args)
         prepared = self._prepared.get(index)
@@ -279,8 +293,7 @@ class CudaKernel:
             stream = _explicit_stream(stream)
         elif framework == "torch":
             stream = _stream_ptr(sys.modules["torch"]._C._cuda_getCurrentRawStream(index))
-        import cupy
-
+        cupy = self._cupy
         if cupy.cuda.runtime.getDevice() == index:
             prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
         else:
@@ -323,48 +336,50 @@ class CudaKernel:
     def _convert(self, device: Any, args: tuple) -> tuple[list[Any], int, str | None]:
         """Arguments as CuPy takes them, the device index they live on, and the
         framework that owns them (for its current stream)."""
-        params = self.params
+        params = self._params
         if len(args) != len(params):
             names = ", ".join(p.name for p in params)
             raise LaunchError(f"{self!r} takes {len(params)} arguments ({names}), got {len(args)}")
         torch = sys.modules.get("torch")
-        tensor_type = torch.Tensor if torch is not None else ()
-        import cupy
-
-        cupy_array = cupy.ndarray
+        tensor_type = torch.Tensor if torch is not None else None
+        cupy_array = self._cupy_array
         out: list[Any] = []
         index: int | None = None
         framework: str | None = None
-        for position, (value, param, scalar) in enumerate(zip(args, params, self._scalar_types, strict=False)):
-            if param.is_pointer:
-                if isinstance(value, tensor_type):
-                    if not value.is_cuda:
-                        raise self._arg_error(position, param, f"is a torch tensor on {value.device}, "
-                                              f"not on the GPU ({device.torch_device})")
-                    if not value.is_contiguous():
-                        raise self._arg_error(position, param, "is not contiguous: call .contiguous()")
-                    where, owner, value = value.get_device(), "torch", value.data_ptr()
-                elif isinstance(value, cupy_array):
-                    if not value.flags.c_contiguous:
-                        raise self._arg_error(position, param, "is not C-contiguous: use cupy.ascontiguousarray")
-                    where, owner = value.data.device_id, "cupy"
-                elif value is None or (isinstance(value, int) and not isinstance(value, bool)):
-                    out.append(value)  # NULL or a raw device address
-                    continue
-                else:
-                    raise self._arg_error(position, param, self._not_device_array(value))
-                if index is None:
-                    index, framework = where, owner
-                elif where != index:
-                    raise self._arg_error(position, param, f"is on GPU {where}, other arguments on GPU {index}")
-                out.append(value)
-            else:
+        position = -1
+        for value, param, scalar in zip(args, params, self._scalar_types, strict=True):
+            position += 1
+            if scalar is not None:
                 out.append(self._scalar(position, param, scalar, value))
+                continue
+            if not param.is_pointer:  # a type numpy has no name for: pass as given
+                out.append(value)
+                continue
+            kind = type(value)
+            if kind is tensor_type or (tensor_type is not None and isinstance(value, tensor_type)):
+                if not value.is_cuda:
+                    raise self._arg_error(position, param, f"is a torch tensor on {value.device}, "
+                                          f"not on the GPU ({device.torch_device})")
+                if not value.is_contiguous():
+                    raise self._arg_error(position, param, "is not contiguous: call .contiguous()")
+                where, owner, value = value.get_device(), "torch", value.data_ptr()
+            elif kind is cupy_array or isinstance(value, cupy_array):
+                if not (value._c_contiguous if self._cupy_flag else value.flags.c_contiguous):
+                    raise self._arg_error(position, param, "is not C-contiguous: use cupy.ascontiguousarray")
+                where, owner = value.data.device_id, "cupy"
+            elif value is None or (kind is int):
+                out.append(value)  # NULL or a raw device address
+                continue
+            else:
+                raise self._arg_error(position, param, self._not_device_array(value))
+            if index is None:
+                index, framework = where, owner
+            elif where != index:
+                raise self._arg_error(position, param, f"is on GPU {where}, other arguments on GPU {index}")
+            out.append(value)
         return out, (device.index if index is None else index), framework
 
-    def _scalar(self, position: int, param: Any, scalar: tuple | None, value: Any) -> Any:
-        if scalar is None:  # a type numpy has no name for: pass as given
-            return value
+    def _scalar(self, position: int, param: Any, scalar: tuple, value: Any) -> Any:
         scalar, integral, accepted = scalar
         if not isinstance(value, accepted):
             raise self._arg_error(position, param, f"is a scalar, got {type(value).__name__}")

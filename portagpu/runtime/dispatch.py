@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from portagpu import device as _device_module
 from portagpu.device import detect
 from portagpu.errors import LaunchError
 from portagpu.runtime.cuda_source import CudaKernel
@@ -12,6 +13,23 @@ from portagpu.runtime.triton_launch import TritonLauncher, is_triton_kernel
 # kernel object -> its launcher (Triton kernels are module-level objects that
 # live as long as the process; their launchers hold the fast-path caches)
 _TRITON: dict[Any, TritonLauncher] = {}
+
+# detect() reads the environment on every call (~1 us); launches instead reuse
+# the device until the device layer detects again (clear_cache(), a new
+# PORTAGPU_DEVICE value), which shows as a new miss of its cache.
+_detections = getattr(getattr(_device_module, "_devices", None), "cache_info", None)
+_cached: list[Any] = [None, None, None]  # [detect function, detection count, Device]
+
+
+def current_device() -> Any:
+    if _detections is not None:
+        count = _detections().misses
+        if _cached[0] is detect and _cached[1] == count:
+            return _cached[2]
+        device = detect()
+        _cached[:] = [detect, _detections().misses, device]
+        return device
+    return detect()
 
 
 def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, block: Any = None,
@@ -25,17 +43,16 @@ def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, blo
     arguments) and `shared_mem=` bytes. Raises LaunchError before launching
     when the arguments cannot run.
     """
-    device = detect()
     launcher = _TRITON.get(kernel)
     if launcher is not None:
         if block is not None:
             raise LaunchError("block= is for CudaKernel; Triton kernels take num_warps=")
-        launcher(device, grid, args, num_warps, stream, meta)
+        launcher(current_device(), grid, args, num_warps, stream, meta)
         return
     if isinstance(kernel, CudaKernel):
         if num_warps is not None:
             raise LaunchError(f"num_warps= is for Triton kernels; {kernel!r} takes block=")
-        kernel._launch(device, grid, args, block, stream, meta)
+        kernel._launch(current_device(), grid, args, block, stream, meta)
         return
     if is_triton_kernel(kernel):
         _TRITON[kernel] = TritonLauncher(kernel)

@@ -123,6 +123,7 @@ class TritonLauncher:
         self.base = _base_function(kernel)
         self.device = None
         self.cache: dict[tuple, tuple] = {}
+        self.plans: dict[tuple, tuple | None] = {}
         self.is_plain_jit = type(kernel).__name__ == "JITFunction"
         self.configs = getattr(kernel, "configs", None)
         if self.is_plain_jit:
@@ -147,7 +148,7 @@ class TritonLauncher:
 
             self.knobs = knobs.runtime
             self.tensor_type = torch.Tensor
-            self.current_device = torch.cuda.current_device
+            self.current_device = torch._C._cuda_getDevice  # CUDA is initialised by then
             self.current_stream = torch._C._cuda_getCurrentRawStream
         self.device = device
 
@@ -155,8 +156,8 @@ class TritonLauncher:
                  stream: Any, meta: dict) -> None:
         if device is not self.device:
             self._configure(device)
-        nw = native_num_warps(num_warps, self.warp_size)
-        if meta and self.foreign:
+        nw = None if num_warps is None else native_num_warps(num_warps, self.warp_size)
+        if meta and self.foreign and not self.foreign.isdisjoint(meta):
             meta = {k: v for k, v in meta.items() if k not in self.foreign}
         if self.interpreted:
             self._interpret(grid, args, nw, meta)
@@ -198,87 +199,101 @@ class TritonLauncher:
         widened.copy_back()
 
     # -- fast path --------------------------------------------------------------
-    def _bind(self, args: tuple, meta: dict) -> tuple[tuple | list, tuple] | None:
-        """All parameters in order (defaults applied) and the leftover options."""
-        names = self.names
-        if len(args) == len(names) and not meta:
-            return args, ()
-        if len(args) > len(names):
-            return None
-        full = list(args)
-        rest = dict(meta)
-        for name, default in zip(names[len(args):], self.defaults[len(args):], strict=False):
-            value = rest.pop(name, default)
-            if value is _MISSING:
-                return None
-            full.append(value)
-        return full, tuple(sorted(rest.items()))
+    def _plan(self, nargs: int, keys: tuple[str, ...]) -> tuple | None:
+        """How to complete the positional arguments from `meta` and defaults.
 
-    def _key(self, full: tuple | list, options: tuple, nw: int | None) -> tuple | None:
+        Returns (fill, option names, constexpr flags) where fill lists, for each
+        parameter after the positional ones, (True, meta key) or (False, default);
+        None when the call cannot be bound (Triton's own dispatch will say why)
+        or passes a non-constexpr parameter by keyword (rare: not cached)."""
+        names = self.names
+        if nargs > len(names):
+            return None
+        fill = []
+        for name, default, is_constexpr in zip(names[nargs:], self.defaults[nargs:],
+                                               self.constexpr[nargs:], strict=True):
+            if name in keys:
+                if not is_constexpr:
+                    return None
+                fill.append((True, name))
+            elif default is _MISSING:
+                return None
+            else:
+                fill.append((False, default))
+        options = tuple(sorted(k for k in keys if k not in names))
+        return tuple(fill), options, self.constexpr
+
+    def _fast(self, grid: Any, args: tuple, nw: int | None, meta: dict) -> None:
+        plan_key = (len(args), *meta)
+        plan = self.plans.get(plan_key, _MISSING)
+        if plan is _MISSING:
+            plan = self.plans[plan_key] = self._plan(len(args), tuple(meta))
+        if plan is None:
+            self._native(grid, args, nw, None, meta)
+            return
+        fill, option_names, constexpr = plan
+        full = args + tuple([meta[x] if from_meta else x for from_meta, x in fill]) if fill else args
+        # The key is at least as fine as Triton's specialisation: tensor dtype
+        # and 16-byte alignment, int range / ==1 / divisibility by 16, and the
+        # value of every constexpr (plus num_warps and the other options).
         tensor = self.tensor_type
-        parts: list[Any] = [nw, options]
+        parts: list[Any] = [nw, *[meta[k] for k in option_names]] if option_names else [nw]
         append = parts.append
-        for value, is_constexpr in zip(full, self.constexpr, strict=False):
+        for value, is_constexpr in zip(full, constexpr, strict=False):
             if is_constexpr:
                 append(value)
                 continue
             kind = type(value)
             if kind is tensor or isinstance(value, tensor):
-                append((value.dtype, value.data_ptr() & 15 == 0, value.is_cuda))
+                append(value.dtype)
+                append(value.data_ptr() & 15 == 0)
+                append(value.is_cuda)  # a CPU tensor never reuses a GPU entry
             elif kind is int:
-                append((value == 1, value & 15 == 0,
-                        0 if _I32_MIN <= value <= _I32_MAX else 1 if value >= _U64_MIN else 2))
+                append(0 if value == 1 else 1 if value & 15 == 0 else 2)
+                append(0 if _I32_MIN <= value <= _I32_MAX else 1 if value >= _U64_MIN else 2)
             elif kind is float or kind is bool or value is None:
                 append(kind)
-            else:
-                return None  # tuples, descriptors, foreign arrays: Triton's own dispatch
-        return tuple(parts)
-
-    def _fast(self, grid: Any, args: tuple, nw: int | None, meta: dict) -> None:
-        bound = self._bind(args, meta)
-        key = self._key(*bound, nw) if bound is not None else None
-        if key is None:
-            self._native(grid, args, nw, None, meta)
-            return
+            else:  # tuples, descriptors, foreign arrays: Triton's own dispatch
+                self._native(grid, args, nw, None, meta)
+                return
         device_index = self.current_device()
+        key = (device_index, *parts)
         try:
-            entry = self.cache.get((device_index, key))
+            entry = self.cache.get(key)
         except TypeError:  # an unhashable constexpr value
             self._native(grid, args, nw, None, meta)
             return
         if entry is None:
-            compiled = self._native(grid, args, nw, None, meta)
-            self._remember((device_index, key), compiled)
+            self._remember(key, self._native(grid, args, nw, None, meta))
             return
-        run, function, packed_metadata, compiled = entry
-        full = bound[0]
-        for (name, _), (value, scope) in self.kernel.used_global_vals.items():
-            if scope.get(name, _MISSING) != value:
-                self._native(grid, args, nw, None, meta)  # let Triton raise its error
-                return
+        run, function, packed_metadata, compiled, used_globals = entry
+        if used_globals:
+            for (name, _), (value, scope) in used_globals.items():
+                if scope.get(name, _MISSING) != value:
+                    self._native(grid, args, nw, None, meta)  # let Triton raise its error
+                    return
         if callable(grid):
             grid = grid(dict(zip(self.names, full, strict=False)))
         size = len(grid)
-        grid_0 = grid[0]
-        grid_1 = grid[1] if size > 1 else 1
-        grid_2 = grid[2] if size > 2 else 1
         stream = self.current_stream(device_index)
         enter, leave = self.knobs.launch_enter_hook, self.knobs.launch_exit_hook
         if (enter is None or not getattr(enter, "calls", True)) and (
             leave is None or not getattr(leave, "calls", True)
         ):
-            run(grid_0, grid_1, grid_2, stream, function, packed_metadata, None, None, None, *full)
+            run(grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function,
+                packed_metadata, None, None, None, *full)
         else:
             metadata = compiled.launch_metadata(grid, stream, *full)
-            run(grid_0, grid_1, grid_2, stream, function, packed_metadata, metadata, enter, leave,
-                *full)
+            run(grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function,
+                packed_metadata, metadata, enter, leave, *full)
 
     def _remember(self, key: tuple, compiled: Any) -> None:
         """Cache the compiled kernel's launcher, if this Triton exposes one we know."""
         if compiled is None or hasattr(compiled, "result"):  # warmup-only or async future
             return
         try:
-            entry = (compiled.run, compiled.function, compiled.packed_metadata, compiled)
+            entry = (compiled.run, compiled.function, compiled.packed_metadata, compiled,
+                     self.kernel.used_global_vals)
         except Exception:  # a Triton whose CompiledKernel differs: keep its dispatch
             self.fast = False
             return
