@@ -5,11 +5,11 @@ applied to the accumulator before the one store (no extra pass over C)."""
 import triton
 import triton.language as tl
 
-ACT_NONE: tl.constexpr = 0
-ACT_GELU: tl.constexpr = 1  # exact, erf form (torch's default)
-ACT_GELU_TANH: tl.constexpr = 2
-ACT_RELU: tl.constexpr = 3
-ACT_SILU: tl.constexpr = 4
+ACT_NONE = tl.constexpr(0)
+ACT_GELU = tl.constexpr(1)  # exact, erf form (torch's default)
+ACT_GELU_TANH = tl.constexpr(2)
+ACT_RELU = tl.constexpr(3)
+ACT_SILU = tl.constexpr(4)
 
 
 @triton.jit

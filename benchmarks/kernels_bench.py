@@ -1,0 +1,346 @@
+"""Benchmark portagpu.kernels against the device's copy bandwidth and torch.
+
+    python benchmarks/kernels_bench.py [--quick] [--sweep] [--out PATH]
+
+Every row is measured side by side in one run on one device and names the
+implementation that ran (portagpu.kernels.last_impl()), the device and the
+ratio to its reference:
+- memory-bound kernels: GB/s (bytes a minimal kernel must move) and the ratio
+  to a measured device-to-device copy, plus the ratio to the torch op;
+- GEMMs: TFLOP/s and the ratio to torch (portagpu.matmul = the vendor BLAS;
+  the fused Triton matmul + bias + GELU against torch's unfused sequence).
+
+Times are medians from CUDA-graph replays (pure GPU time: Python dispatch is
+not in the graph) when capture works, else CUDA events around each call with
+the L2 cache flushed (triton.testing.do_bench); the `timing` column says which.
+--sweep also times candidate launch configs, to retune kernels/tuning.yaml.
+Writes a table to stdout and JSON to --out (atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+import portagpu.kernels as K
+import torch
+import torch.nn.functional as F  # noqa: N812
+from portagpu.kernels import _tuning
+
+import portagpu
+
+ROWS: list[dict[str, Any]] = []
+
+
+# --- timing --------------------------------------------------------------------------
+def measure(fn: Callable[[], Any]) -> tuple[float, str]:
+    """Median milliseconds per call of `fn`, and how it was measured."""
+    import triton.testing
+
+    fn()  # compile, allocate, pick the implementation
+    torch.cuda.synchronize()
+    try:
+        return triton.testing.do_bench_cudagraph(fn, rep=60, return_mode="median"), "graph"
+    except Exception:  # noqa: BLE001 - capture unsupported by some path: fall back to events
+        torch.cuda.synchronize()
+        return triton.testing.do_bench(fn, warmup=20, rep=80, return_mode="median"), "events"
+
+
+def impl_of(fn: Callable[[], Any]) -> str:
+    fn()
+    return K.last_impl() or "?"
+
+
+@contextmanager
+def tuned(kernel: str, row: dict[str, Any]):
+    """Use `row` instead of the tuning table's row for `kernel` (for --sweep)."""
+    original = _tuning.config
+
+    def patched(name: str, vendor: str, size: int) -> dict[str, Any]:
+        return dict(row) if name == kernel else original(name, vendor, size)
+
+    _tuning.config = patched
+    try:
+        yield
+    finally:
+        _tuning.config = original
+
+
+# --- rows ----------------------------------------------------------------------------
+def add_row(**row: Any) -> None:
+    ROWS.append(row)
+    if OUT_PATH:  # keep what was measured even if the run is cut short
+        write_json(OUT_PATH, {"device": DEVICE, "partial": True, "rows": ROWS})
+    shown = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in row.items()
+             if k not in ("device",)}
+    print("  ".join(f"{k}={v}" for k, v in shown.items()), flush=True)
+
+
+def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any] | None]:
+    """A row that fails (a kernel error, a config out of resources) is reported and
+    recorded, and the run goes on."""
+
+    def run(kernel: str, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        try:
+            return fn(kernel, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            message = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+            print(f"  {kernel} {kwargs.get('config', '')} FAILED: {message}", flush=True)
+            ROWS.append(dict(kernel=kernel, config=kwargs.get("config", ""), device=DEVICE, error=message))
+            return None
+
+    return run
+
+
+@guarded
+def bandwidth_row(kernel: str, shape: tuple[int, ...], dtype: torch.dtype, bytes_moved: int,
+                  ours: Callable[[], Any], reference: Callable[[], Any] | None, reference_name: str,
+                  copy_gbs: float, target: str = "", config: str = "") -> dict[str, Any]:
+    impl = impl_of(ours)
+    ms, timing = measure(ours)
+    ref_ms = measure(reference)[0] if reference is not None else None
+    gbs = bytes_moved / ms / 1e6
+    row = dict(kernel=kernel, shape="x".join(map(str, shape)), dtype=str(dtype).removeprefix("torch."),
+               impl=impl, config=config, device=DEVICE, timing=timing, ms=ms, GBps=gbs,
+               vs_copy=gbs / copy_gbs, reference=reference_name, ref_ms=ref_ms,
+               ref_GBps=(bytes_moved / ref_ms / 1e6) if ref_ms else None,
+               vs_reference=(ref_ms / ms) if ref_ms else None, target=target)
+    row["met"] = _met(row)
+    add_row(**row)
+    return row
+
+
+def _met(row: dict[str, Any]) -> bool | None:
+    target = row.get("target") or ""
+    if target.startswith(">=") and "copy" in target:
+        return row["vs_copy"] >= float(target.split()[0][2:].rstrip("%")) / 100
+    if target.startswith(">= torch"):
+        return row["vs_reference"] is not None and row["vs_reference"] >= 1.0
+    if target.startswith("torch +-"):
+        return abs(row["vs_reference"] - 1.0) <= float(target.split()[-1].rstrip("%")) / 100
+    return None
+
+
+# --- benchmarks ------------------------------------------------------------------------
+def copy_bandwidth(n: int) -> float:
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    ms, timing = measure(lambda: dst.copy_(src))
+    gbs = 2 * n * 4 / ms / 1e6
+    add_row(kernel="copy (device to device)", shape=str(n), dtype="float32", impl="torch copy_",
+            device=DEVICE, timing=timing, ms=ms, GBps=gbs, vs_copy=1.0)
+    return gbs
+
+
+def bench_elementwise_and_reductions(n: int, copy_gbs: float, sweep: bool) -> None:
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    bandwidth_row("add", (n,), x.dtype, 3 * n * 4, lambda: K.add(x, y, out=out),
+                  lambda: torch.add(x, y, out=out), "torch.add", copy_gbs, ">=90% copy")
+    for impl in ("triton", "cuda"):
+        bandwidth_row("sum", (n,), x.dtype, n * 4, lambda impl=impl: K.sum(x, impl=impl),
+                      lambda: torch.sum(x), "torch.sum", copy_gbs, ">=90% copy")
+        bandwidth_row("max", (n,), x.dtype, n * 4, lambda impl=impl: K.max(x, impl=impl),
+                      lambda: torch.max(x), "torch.max", copy_gbs, ">=90% copy")
+    rows2d = x.view(4096, -1)
+    for impl in ("triton", "cuda"):
+        bandwidth_row("sum(dim=-1)", tuple(rows2d.shape), x.dtype, n * 4,
+                      lambda impl=impl: K.sum(rows2d, dim=-1, impl=impl),
+                      lambda: torch.sum(rows2d, dim=-1), "torch.sum(dim)", copy_gbs, ">=90% copy")
+    bandwidth_row("max(dim=-1)", tuple(rows2d.shape), x.dtype, n * 4,
+                  lambda: K.max(rows2d, dim=-1, impl="triton"), lambda: torch.max(rows2d, dim=-1),
+                  "torch.max(dim)", copy_gbs, ">=90% copy")
+    if sweep:
+        for block, warps in ((1024, 4), (2048, 8), (4096, 8), (8192, 16), (4096, 16)):
+            row = {"BLOCK": block, "num_warps": warps}
+            with tuned("add", row):
+                bandwidth_row("add [sweep]", (n,), x.dtype, 3 * n * 4, lambda: K.add(x, y, out=out), None,
+                              "", copy_gbs, config=json.dumps(row))
+        for block, warps, per_sm in ((1024, 4, 4), (2048, 4, 8), (4096, 8, 4), (8192, 8, 2), (4096, 4, 8),
+                                     (2048, 8, 16)):
+            row = {"BLOCK": block, "num_warps": warps, "programs_per_sm": per_sm, "threads": 512,
+                   "blocks_per_sm": per_sm}
+            with tuned("reduce", row):
+                bandwidth_row("sum [sweep]", (n,), x.dtype, n * 4, lambda: K.sum(x), None, "", copy_gbs,
+                              config=json.dumps(row))
+        for threads, per_sm in ((256, 8), (512, 4), (1024, 2), (256, 16)):
+            row = {"BLOCK": 4096, "num_warps": 8, "programs_per_sm": 4, "threads": threads,
+                   "blocks_per_sm": per_sm}
+            with tuned("reduce", row):
+                bandwidth_row("sum cuda [sweep]", (n,), x.dtype, n * 4, lambda: K.sum(x, impl="cuda"), None,
+                              "", copy_gbs, config=json.dumps(row))
+
+
+def bench_rows(cols_list: list[int], copy_gbs: float, sweep: bool) -> None:
+    for cols in cols_list:
+        bench_rows_at(cols, copy_gbs, sweep)
+
+
+def bench_rows_at(cols: int, copy_gbs: float, sweep: bool) -> None:
+    x = torch.randn(4096, cols, device="cuda")
+    out = torch.empty_like(x)
+    bandwidth_row("softmax", tuple(x.shape), x.dtype, 2 * x.numel() * 4,
+                  lambda x=x, out=out: K.softmax(x, out=out), lambda x=x: torch.softmax(x, -1),
+                  "torch.softmax", copy_gbs, ">= torch")
+    xh = torch.randn(4096, cols, device="cuda", dtype=torch.float16)
+    w, b = torch.randn(cols, device="cuda", dtype=xh.dtype), torch.randn(cols, device="cuda", dtype=xh.dtype)
+    outh = torch.empty_like(xh)
+    bandwidth_row("layer_norm", tuple(xh.shape), xh.dtype, 2 * xh.numel() * 2,
+                  lambda xh=xh, w=w, b=b, outh=outh: K.layer_norm(xh, cols, w, b, out=outh),
+                  lambda xh=xh, w=w, b=b: F.layer_norm(xh, (cols,), w, b), "F.layer_norm", copy_gbs,
+                  ">= torch")
+    if sweep:
+        for warps in (2, 4, 8, 16, 32):
+            if cols // (warps * 32) < 1 or cols // (warps * 32) > 64:
+                continue
+            row = {"num_warps": warps, "max_fused_cols": 32768, "BLOCK": 4096}
+            with tuned("softmax", row):
+                bandwidth_row("softmax [sweep]", tuple(x.shape), x.dtype, 2 * x.numel() * 4,
+                              lambda x=x, out=out: K.softmax(x, out=out), None, "", copy_gbs,
+                              config=json.dumps(row))
+            with tuned("layer_norm", row):
+                bandwidth_row("layer_norm [sweep]", tuple(xh.shape), xh.dtype, 2 * xh.numel() * 2,
+                              lambda xh=xh, w=w, b=b, outh=outh: K.layer_norm(xh, cols, w, b, out=outh),
+                              None, "", copy_gbs, config=json.dumps(row))
+
+
+def bench_histogram_and_scan(n: int, copy_gbs: float) -> None:
+    x = torch.randn(n, device="cuda")
+    for impl in ("cuda", "triton"):
+        for bins in (256, 10_000):
+            bandwidth_row(f"histogram({bins} bins)", (n,), x.dtype, n * 4,
+                          lambda impl=impl, bins=bins: K.histogram(x, bins, range=(-4.0, 4.0), impl=impl),
+                          lambda bins=bins: torch.histc(x, bins, -4.0, 4.0), "torch.histc", copy_gbs)
+    out = torch.empty_like(x)
+    rows, out2 = x.view(4096, -1), out.view(4096, -1)
+    for impl in ("triton", "cuda"):
+        bandwidth_row("cumsum", (n,), x.dtype, 2 * n * 4, lambda impl=impl: K.cumsum(x, out=out, impl=impl),
+                      lambda: torch.cumsum(x, 0, out=out), "torch.cumsum", copy_gbs)
+        bandwidth_row("cumsum(dim=-1)", tuple(rows.shape), x.dtype, 2 * n * 4,
+                      lambda impl=impl: K.cumsum(rows, out=out2, impl=impl),
+                      lambda: torch.cumsum(rows, -1, out=out2), "torch.cumsum", copy_gbs)
+
+
+@guarded
+def gemm_row(kernel: str, size: int, ours: Callable[[], Any], impl: str, reference: Callable[[], Any],
+             reference_name: str, target: str, config: str = "") -> dict[str, Any]:
+    ms, timing = measure(ours)
+    ref_ms = measure(reference)[0]
+    flops = 2 * size**3
+    row = dict(kernel=kernel, shape=f"{size}^3", dtype="bfloat16", impl=impl, config=config, device=DEVICE,
+               timing=timing, ms=ms, TFLOPs=flops / ms / 1e9, reference=reference_name, ref_ms=ref_ms,
+               ref_TFLOPs=flops / ref_ms / 1e9, vs_reference=ref_ms / ms, target=target)
+    row["met"] = _met(row)
+    add_row(**row)
+    return row
+
+
+def bench_gemm(sizes: list[int], sweep: bool) -> None:
+    for size in sizes:
+        bench_gemm_at(size, sweep)
+
+
+def bench_gemm_at(size: int, sweep: bool) -> None:
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(size, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
+    portagpu.matmul(a, b)
+    blas = str(portagpu.last_backend())
+    gemm_row("portagpu.matmul", size, lambda: portagpu.matmul(a, b, out=c), blas,
+             lambda: torch.matmul(a, b, out=c), "torch.matmul", "torch +- 2%")
+    fused_impl = impl_of(lambda: K.matmul_bias_act(a, b, bias, act="gelu", out=c))
+    gemm_row("matmul+bias+gelu (fused)", size, lambda: K.matmul_bias_act(a, b, bias, act="gelu", out=c),
+             fused_impl, lambda: F.gelu(torch.matmul(a, b) + bias), "torch matmul, +bias, gelu",
+             ">= torch")
+    if sweep and size == 4096:
+        for bm, bn, bk, warps, stages in ((128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
+                                          (128, 128, 64, 4, 4), (128, 128, 64, 8, 4), (128, 128, 128, 8, 3),
+                                          (64, 256, 64, 4, 4), (256, 128, 64, 8, 4)):
+            row = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": warps,
+                   "num_stages": stages}
+            with tuned("matmul_bias_act", row):
+                try:
+                    gemm_row("fused [sweep]", size, lambda: K.matmul_bias_act(a, b, bias, out=c), "triton",
+                             lambda: F.gelu(torch.matmul(a, b) + bias), "torch unfused", "",
+                             config=json.dumps(row))
+                except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory
+                    print(f"  config {row} failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+# --- main ------------------------------------------------------------------------------
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print()
+    header = (f"{'kernel':<28} {'shape':<14} {'dtype':<9} {'impl':<22} {'ms':>8} {'GB/s|TF/s':>10} "
+              f"{'vs copy':>8} {'vs ref':>7}  {'reference':<26} {'target':<12} met")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        rate = r.get("GBps") or r.get("TFLOPs") or 0.0
+        vs_copy = f"{r['vs_copy']:.1%}" if r.get("vs_copy") is not None else ""
+        vs_ref = f"{r['vs_reference']:.2f}x" if r.get("vs_reference") else ""
+        met = {True: "yes", False: "NO", None: ""}[r.get("met")]
+        print(f"{r['kernel']:<28} {r['shape']:<14} {r['dtype']:<9} {r['impl']:<22} {r['ms']:>8.4f} {rate:>10.1f} "
+              f"{vs_copy:>8} {vs_ref:>7}  {r.get('reference') or '':<26} {r.get('target') or '':<12} {met} {r.get('config') or ''}")
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(payload, f, indent=1, default=str)
+    os.replace(tmp, path)
+
+
+def main() -> int:
+    global DEVICE, OUT_PATH
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    parser.add_argument("--sweep", action="store_true", help="also time candidate launch configs")
+    parser.add_argument("--out", default="benchmarks/results/kernels_bench.json")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("kernels_bench needs a GPU (torch.cuda.is_available() is False)", file=sys.stderr)
+        return 2
+    device = portagpu.detect()
+    DEVICE, OUT_PATH = device.name, args.out
+    n = 1 << (24 if args.quick else 28)
+    copy_gbs = copy_bandwidth(n)
+    bench_elementwise_and_reductions(n, copy_gbs, args.sweep)
+    bench_rows([256, 1024, 4096] if args.quick else [256, 512, 1024, 2048, 4096, 8192, 16384], copy_gbs,
+               args.sweep)
+    bench_histogram_and_scan(1 << (24 if args.quick else 26), copy_gbs)
+    bench_gemm([1024] if args.quick else [4096, 8192], args.sweep)
+    measured = [r for r in ROWS if "error" not in r]
+    print_table([r for r in measured if "[sweep]" not in r["kernel"]])
+    sweeps = [r for r in measured if "[sweep]" in r["kernel"]]
+    if sweeps:
+        print("\nsweeps (candidate configs):")
+        print_table(sweeps)
+    import triton
+
+    write_json(args.out, {
+        "device": device.to_dict(), "copy_GBps": copy_gbs, "quick": args.quick,
+        "versions": {"torch": torch.__version__, "triton": triton.__version__,
+                     "python": platform.python_version(), "portagpu": portagpu.__version__},
+        "rows": ROWS,
+    })
+    for r in ROWS:
+        if "error" in r:
+            print(f"FAILED: {r['kernel']} {r['config']}: {r['error']}")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+DEVICE = "?"
+OUT_PATH = ""
+
+if __name__ == "__main__":
+    sys.exit(main())
