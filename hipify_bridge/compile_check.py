@@ -100,7 +100,8 @@ def compile_cuda(path: str) -> TargetResult:
     return TargetResult("nvcc", "failed", _first_error(out), secs)
 
 
-def compile_hip(path: str, target: str, text: str | None = None) -> TargetResult:
+def compile_hip(path: str, target: str, text: str | None = None,
+                include_dirs: list[str] | tuple[str, ...] = ()) -> TargetResult:
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         return TargetResult(target, "skipped", "hipcc is not on PATH "
@@ -119,7 +120,8 @@ def compile_hip(path: str, target: str, text: str | None = None) -> TargetResult
             rest_path = os.path.join(tmp, "rest.hip")
             with open(rest_path, "w", encoding="utf-8") as fh:
                 fh.write(rest)
-            part = compile_hip(rest_path, target, rest)
+            part = compile_hip(rest_path, target, rest,
+                               [os.path.dirname(os.path.abspath(path)), *include_dirs])
         what = f"without {', '.join(dropped)}" if dropped else "without those includes"
         verdict = "compiles" if part.status == "ok" else f"fails: {part.detail}"
         return TargetResult(target, "not-checkable", f"{detail}; the rest ({what}) {verdict}",
@@ -127,14 +129,18 @@ def compile_hip(path: str, target: str, text: str | None = None) -> TargetResult
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
         rc, out, secs = _run([hipcc, "-c", "-std=c++17", "-include", "hip/hip_runtime.h",
+                              *[f"-I{d}" for d in include_dirs],
                               "-x", "hip", f"--offload-arch={target}", path,
                               "-o", os.path.join(tmp, "out.o")], env)
     if rc == 0:
         return TargetResult(target, "ok", f"wave{WAVE.get(target, '?')}", secs)
     header = NOT_FOUND.search(out)
-    if header:
+    package = header and next((p for prefix, p in LIBRARY_HEADERS.items()
+                               if header.group(1).startswith(prefix)), None)
+    if header and package:
         return TargetResult(target, "not-checkable",
-                            f"not checkable here: {header.group(1)} is not installed", secs)
+                            f"not checkable here: {header.group(1)} ({package}) is not installed",
+                            secs)
     return TargetResult(target, "failed", _first_error(out), secs)
 
 
@@ -184,11 +190,13 @@ def _name_of(node) -> str:
 
 
 def check_pair(cuda_path: str | None, hip_path: str, hip_text: str | None = None,
-               targets: tuple[str, ...] = DEFAULT_TARGETS, jobs: int = 2) -> list[TargetResult]:
+               targets: tuple[str, ...] = DEFAULT_TARGETS, jobs: int = 2,
+               include_dirs: list[str] | tuple[str, ...] = ()) -> list[TargetResult]:
     """nvcc on the original (when given) and hipcc per target, run side by side."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
         if cuda_path is not None:
             futures.append(pool.submit(compile_cuda, cuda_path))
-        futures += [pool.submit(compile_hip, hip_path, t, hip_text) for t in targets]
+        futures += [pool.submit(compile_hip, hip_path, t, hip_text, include_dirs)
+                    for t in targets]
         return [f.result() for f in futures]

@@ -192,16 +192,14 @@ def hipify_cuda_file(src: Path, root: Path, args: argparse.Namespace) -> FileRes
             _copy_header(out.parent)
         result.outputs.append(str(out))
     if args.check:
-        from portagpu.hipify_bridge.compile_check import check_pair
-
         original = str(src.with_name(src.name + BACKUP_SUFFIX)) if args.inplace else str(src)
-        with tempfile.TemporaryDirectory(prefix="portagpu-hipify-") as tmp:
-            hip_path = str(out) if not args.dry_run else os.path.join(tmp, out.name)
-            if args.dry_run:
-                Path(hip_path).write_text(body, encoding="utf-8")
-            checks = check_pair(original, hip_path, body, _targets(args),
-                                jobs=os.cpu_count() or 2)
-        entry["checks"] = [c.to_dict() for c in checks]
+        if args.dry_run:
+            hip_path = os.path.join(args.scratch, f"{len(args.pending)}-{out.name}")
+            Path(hip_path).write_text(body, encoding="utf-8")
+        else:
+            hip_path = str(out)
+        # compiled after every file is written, so translated headers are in place
+        args.pending.append((entry, original, hip_path, body, [str(src.parent)]))
     return result
 
 
@@ -300,15 +298,30 @@ def hipify_python_file(src: Path, root: Path, args: argparse.Namespace) -> FileR
 
 def _check_embedded(entry: dict[str, Any], cuda_text: str, hip_text: str,
                     args: argparse.Namespace) -> None:
+    base = os.path.join(args.scratch, str(len(args.pending)))
+    Path(base + ".cu").write_text(cuda_text, encoding="utf-8")
+    Path(base + ".hip").write_text(hip_text, encoding="utf-8")
+    args.pending.append((entry, base + ".cu", base + ".hip", hip_text, []))
+
+
+def run_checks(args: argparse.Namespace) -> None:
+    """Compile every pending (original, translation) pair; files side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from portagpu.hipify_bridge.compile_check import check_pair
 
-    with tempfile.TemporaryDirectory(prefix="portagpu-hipify-") as tmp:
-        cuda_path, hip_path = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.hip")
-        Path(cuda_path).write_text(cuda_text, encoding="utf-8")
-        Path(hip_path).write_text(hip_text, encoding="utf-8")
-        checks = check_pair(cuda_path, hip_path, hip_text, _targets(args),
-                            jobs=os.cpu_count() or 2)
-    entry["checks"] = [c.to_dict() for c in checks]
+    targets = _targets(args)
+    per_file = 1 + len(targets)
+    workers = max(1, (os.cpu_count() or 2) // per_file)
+
+    def one(job):
+        entry, original, hip_path, hip_text, include_dirs = job
+        return entry, check_pair(original, hip_path, hip_text, targets, jobs=per_file,
+                                 include_dirs=include_dirs)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for entry, checks in pool.map(one, args.pending):
+            entry["checks"] = [c.to_dict() for c in checks]
 
 
 # --- output -----------------------------------------------------------------------------
@@ -370,6 +383,16 @@ def run(args: argparse.Namespace) -> int:
     if args.inplace and args.output:
         print("portagpu: error: --inplace and -o are exclusive", file=sys.stderr)
         return EXIT_ERROR
+    args.pending = []
+    scratch = tempfile.TemporaryDirectory(prefix="portagpu-hipify-")
+    args.scratch = scratch.name
+    try:
+        return _run(args)
+    finally:
+        scratch.cleanup()
+
+
+def _run(args: argparse.Namespace) -> int:
     files, path_errors = discover(args.paths)
     results = [FileResult(e.split(": ", 1)[0], "?", error=e) for e in path_errors]
     for src, root in files:
@@ -389,6 +412,8 @@ def run(args: argparse.Namespace) -> int:
                 raise
             res = FileResult(str(src), "?", error=str(exc))
         results.append(res)
+    if args.pending:
+        run_checks(args)
     total = totals(results)
     if args.format == "json":
         json.dump({"files": [r.to_dict() for r in results], "total": total}, sys.stdout, indent=2)
