@@ -65,9 +65,7 @@ class LintConfig:
         )
 
     def catalogue(self) -> tuple[Rule, ...]:
-        from portagpu.lint.catalogue import load_catalogue
-
-        return load_catalogue(extend=self.extend_rules)
+        return _catalogue(self.extend_rules, self.cache_path() if self.cache else None)
 
     def rules(self) -> tuple[Rule, ...]:
         """Selected rules that matter on at least one of the configured targets."""
@@ -95,6 +93,47 @@ class LintConfig:
         digest.update(repr(sorted(rules, key=lambda r: r.id)).encode())
         digest.update(_code_stamp().encode())
         return digest.hexdigest()
+
+
+def _catalogue(extend: tuple[str, ...], cache_dir: Path | None) -> tuple[Rule, ...]:
+    """The rule catalogue, from a pickle when no rule file changed: parsing the
+    YAML costs more than the rest of a warm run's start-up."""
+    from portagpu.lint.catalogue import builtin_rule_files, load_catalogue
+
+    if cache_dir is None:
+        return load_catalogue(extend=extend)
+    import pickle
+
+    from portagpu._version import __version__
+
+    files = [str(p) for p in builtin_rule_files()] + list(extend)
+    try:
+        stamp = [(f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in files]
+    except OSError:
+        return load_catalogue(extend=extend)  # let the loader name the missing file
+    key = hashlib.blake2b(repr((__version__, stamp)).encode(), digest_size=12).hexdigest()
+    cached = cache_dir / __version__ / f"rules-{key}.pickle"
+    try:
+        with open(cached, "rb") as fh:
+            rules = pickle.load(fh)
+        if isinstance(rules, tuple) and all(isinstance(r, Rule) for r in rules):
+            return rules
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
+        pass
+    rules = load_catalogue(extend=extend)
+    try:
+        import tempfile
+
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        for old in cached.parent.glob("rules-*.pickle"):
+            old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".tmp-rules-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cached)
+    except OSError:
+        pass
+    return rules
 
 
 def _code_stamp() -> str:

@@ -184,6 +184,8 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
             yield Problem(_display(folder, cwd), meta.UNREADABLE, exc.strerror or str(exc))
             continue
         subfolders = []
+        real_prefix = where.real.rstrip(os.sep) + os.sep
+        shown_prefix = "" if where.shown in ("", ".") else where.shown.rstrip(os.sep) + os.sep
         for entry in entries:
             name = entry.name
             try:
@@ -223,6 +225,6 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
                 continue
             if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
                 continue
-            real = os.path.realpath(path) if link else os.path.join(where.real, name)
-            yield from emit(real, where.child(name).shown, language)
+            real = os.path.realpath(path) if link else real_prefix + name
+            yield from emit(real, shown_prefix + name, language)
         stack.extend(reversed(subfolders))

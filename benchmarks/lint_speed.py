@@ -1,0 +1,166 @@
+"""How fast is `portagpu lint` on a big real tree, next to ruff, in one run?
+
+Corpus: the Python sources of the installed torch package (plus triton's if
+present), which every machine with the dev extras has. Measures, each in its
+own process so peak RSS is that command's (and its workers'):
+
+  * ruff check --no-cache with this ruff's default rules (the reference), and
+    with the classic default selection E4,E7,E9,F for comparison;
+  * portagpu lint, cold: an empty cache (it is written during the run);
+  * portagpu lint, warm: the same tree again, unchanged.
+
+Targets (issue 3): cold <= 3x ruff's default time, warm <= 0.5 s, peak RSS
+<= 1 GiB. Prints a table and writes benchmarks/results/lint_speed.json.
+
+    python benchmarks/lint_speed.py [--repeat-cold 2] [--repeat-warm 5] [-j N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results" / "lint_speed.json"
+GIB = 1024**3
+
+
+def corpus() -> list[str]:
+    roots = []
+    for name in ("torch", "triton"):
+        try:
+            module = __import__(name)
+        except Exception:  # noqa: BLE001 - a missing or broken install just shrinks the corpus
+            continue
+        roots.append(str(Path(module.__file__).parent))
+    if not roots:
+        sys.exit("lint_speed: neither torch nor triton is installed; nothing to lint")
+    return roots
+
+
+def count_files(roots: list[str]) -> int:
+    return sum(1 for r in roots for p in Path(r).rglob("*") if p.suffix in (".py", ".pyi", ".cu", ".cuh"))
+
+
+def measure(cmd: list[str], cwd: str) -> dict:
+    """Runs cmd in a fresh helper process, which reports wall time and the
+    peak RSS of cmd and its children (RUSAGE_CHILDREN is per process)."""
+    helper = [sys.executable, __file__, "--measure-one", cwd, "--", *cmd]
+    out = subprocess.run(helper, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _measure_one(cwd: str, cmd: list[str]) -> None:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+    wall = time.perf_counter() - start
+    rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    print(json.dumps({"wall_s": wall, "peak_rss_bytes": rss_kib * 1024, "rc": proc.returncode,
+                      "stdout_tail": proc.stdout[-4000:].decode(errors="replace"),
+                      "stderr_tail": proc.stderr[-2000:].decode(errors="replace")}))
+
+
+def run_series(label: str, cmd: list[str], cwd: str, repeat: int, before=None) -> dict:
+    runs = []
+    for _ in range(repeat):
+        if before:
+            before()
+        runs.append(measure(cmd, cwd))
+    walls = [r["wall_s"] for r in runs]
+    return {
+        "label": label,
+        "command": " ".join(cmd),
+        "walls_s": walls,
+        "median_s": statistics.median(walls),
+        "min_s": min(walls),
+        "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs),
+        "rc": runs[-1]["rc"],
+        "last": runs[-1],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat-cold", type=int, default=2)
+    parser.add_argument("--repeat-warm", type=int, default=5)
+    parser.add_argument("--repeat-ruff", type=int, default=3)
+    parser.add_argument("-j", "--jobs", type=int, default=None, help="portagpu workers (default: every core)")
+    args = parser.parse_args()
+
+    roots = corpus()
+    files = count_files(roots)
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    portagpu = [sys.executable, "-m", "portagpu"]
+    work = tempfile.mkdtemp(prefix="lint_speed_")
+    # an empty [tool.portagpu.lint] here roots the config and the cache in `work`
+    pyproject = Path(work) / "pyproject.toml"
+    pyproject.write_text("[tool.portagpu.lint]\n")
+    jobs = ["-j", str(args.jobs)] if args.jobs else []
+    lint = [*portagpu, "lint", *roots, "--config", str(pyproject), *jobs, "--exit-zero"]
+
+    def clear_cache() -> None:
+        shutil.rmtree(Path(work) / ".portagpu_cache", ignore_errors=True)
+
+    series = [
+        run_series("ruff (default rules)", [ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", *roots], work, args.repeat_ruff),
+        run_series("ruff (E4,E7,E9,F)", [ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", "--select", "E4,E7,E9,F", *roots], work, args.repeat_ruff),
+        run_series("portagpu lint, cold", [*lint, "-q"], work, args.repeat_cold, before=clear_cache),
+    ]
+    # the cache is now warm from the last cold run
+    series.append(run_series("portagpu lint, warm", [*lint, "--statistics", "--format", "json"], work, args.repeat_warm))
+    inventory = json.loads(series[-1]["last"]["stdout_tail"] or "[]") if len(series[-1]["last"]["stdout_tail"]) < 4000 else None
+    shutil.rmtree(work, ignore_errors=True)
+
+    ruff_default = series[0]["median_s"]
+    cold, warm = series[2], series[3]
+    peak = max(cold["peak_rss_bytes"], warm["peak_rss_bytes"])
+    checks = {
+        "cold <= 3x ruff (default rules)": cold["median_s"] <= 3 * ruff_default,
+        "warm <= 0.5 s": warm["median_s"] <= 0.5,
+        "peak RSS <= 1 GiB": peak <= GIB,
+    }
+    print(f"corpus: {', '.join(roots)}  ({files} files; {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f})")
+    print(f"{'command':<24} {'median s':>9} {'min s':>7} {'files/s':>8} {'peak RSS MiB':>13} {'x ruff':>7}")
+    for s in series:
+        print(
+            f"{s['label']:<24} {s['median_s']:>9.2f} {s['min_s']:>7.2f} {files / s['median_s']:>8.0f} "
+            f"{s['peak_rss_bytes'] / 2**20:>13.0f} {s['median_s'] / ruff_default:>7.2f}"
+        )
+    for name, ok in checks.items():
+        print(f"  {'PASS' if ok else 'MISS'}  {name}")
+
+    ruff_version = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip()
+    result = {
+        "benchmark": "lint_speed",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_avg_1m_at_end": os.getloadavg()[0]},
+        "tools": {"ruff": ruff_version},
+        "corpus": {"roots": roots, "files": files},
+        "series": [{k: v for k, v in s.items() if k != "last"} for s in series],
+        "ratio_cold_to_ruff_default": cold["median_s"] / ruff_default,
+        "ratio_cold_to_ruff_classic": cold["median_s"] / series[1]["median_s"],
+        "peak_rss_bytes": peak,
+        "targets": checks,
+        "inventory": inventory,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--measure-one":
+        _measure_one(sys.argv[2], sys.argv[sys.argv.index("--") + 1 :])
+        sys.exit(0)
+    sys.exit(main())
