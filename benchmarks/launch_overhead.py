@@ -124,7 +124,7 @@ def main() -> int:
     variants["triton portagpu.launch"]()
     launcher = dispatch._TRITON[add_kernel]
     if launcher.fast and launcher.cache:
-        run, function, packed, _ = next(iter(launcher.cache.values()))
+        run, function, packed = next(iter(launcher.cache.values()))[:3]
         stream = torch.cuda.current_stream().cuda_stream
         variants["floor: CompiledKernel.run direct"] = lambda: run(
             1, 1, 1, stream, function, packed, None, None, None, x, y, out, n, 1024)

@@ -70,9 +70,11 @@ def main() -> int:
             fn()
     torch.cuda.synchronize()
     samples: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(3):  # interleaved rounds, so clocks and heat treat all alike
-        for name, fn in variants.items():
-            samples[name] += batch_ms(fn, max(1, iters // 3))
+    names = list(variants)
+    for round_ in range(iters):  # one batch each per round, order flipped every round,
+        # so GPU clocks and heat drifting over the run treat every variant alike
+        for name in names if round_ % 2 == 0 else reversed(names):
+            samples[name] += batch_ms(variants[name], 1)
     tflops = {name: flops / (statistics.median(ms) * 1e-3) / 1e12 for name, ms in samples.items()}
     portagpu.matmul(a, b, out=out)
     library = str(portagpu.last_backend())
