@@ -129,26 +129,52 @@ def _internal(path: str, detail: str, by_id: dict[str, Rule]) -> list[Finding]:
 # -- pre-scan ------------------------------------------------------------------
 
 
-class PreScan:
-    """One regex over the union of the rules' tokens. A rule with no tokens
-    cannot be pre-filtered, so then every file is parsed."""
+# names of the Python calls that carry CUDA source (the CUDA side's list when
+# it is installed): a .py file can only break a CUDA rule through one of them
+EMBED_TRIGGERS = ("RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel",
+                  "load_inline", "SourceModule", "compile_with_cache")
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
-        tokens: set[str] = set()
-        self.everything = False
-        for rule in rules:
-            if meta.is_meta(rule):
-                continue
-            if not rule.tokens:
-                self.everything = True
-            tokens.update(t for t in rule.tokens if t)
-        ordered = sorted(tokens, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+def _embed_triggers() -> tuple[str, ...]:
+    try:
+        from portagpu.cuda.embedded import SOURCE_ARGS
+
+        return tuple(SOURCE_ARGS)
+    except (ImportError, AttributeError):
+        return EMBED_TRIGGERS
+
+
+def _token_regex(tokens: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted({t for t in tokens if t}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
+class PreScan:
+    """Decides from a file's text alone whether any selected rule could fire,
+    so most files are never parsed. One regex over the union of the rules'
+    tokens; a rule with no tokens cannot be pre-filtered (every file is
+    parsed). In a .py file the CUDA rules can only fire inside an embedded
+    kernel source, so they count only next to a kernel-building call: their
+    short tokens (`32`, `>>`, `mma`) would otherwise select half of all files."""
+
+    def __init__(self, rules: Iterable[Rule], language: str = "cuda") -> None:
+        rules = [r for r in rules if not meta.is_meta(r)]
+        own = [r for r in rules if language == "cuda" or r.language == "python"]
+        embedded = [r for r in rules if language == "python" and r.language == "cuda"]
+        self.everything = any(not r.tokens for r in own)
+        self.pattern = _token_regex(t for r in own for t in r.tokens)
+        self.trigger = _token_regex(_embed_triggers()) if embedded else None
+        self.embedded_everything = any(not r.tokens for r in embedded)
+        self.embedded = _token_regex(t for r in embedded for t in r.tokens)
 
     def wants(self, text: str) -> bool:
         if self.everything:
             return True
-        return self.pattern is not None and self.pattern.search(text) is not None
+        if self.pattern is not None and self.pattern.search(text) is not None:
+            return True
+        if self.trigger is None or self.trigger.search(text) is None:
+            return False
+        return self.embedded_everything or (self.embedded is not None and self.embedded.search(text) is not None)
 
 
 # -- one file ----------------------------------------------------------------
@@ -376,7 +402,7 @@ def lint_paths(
             result.findings.extend(found)
             continue
         if item.language not in scans:
-            scans[item.language] = PreScan(_rules_for(item.language, rules))
+            scans[item.language] = PreScan(_rules_for(item.language, rules), item.language)
         if not scans[item.language].wants(text):
             result.prescan_skipped += 1
             cache.put(key, [])

@@ -126,3 +126,17 @@ def test_unchanged_old_files_are_not_even_read(toy, tmp_path, monkeypatch):
     a.write_text("x = 1\ncuda_sync()\n")  # new mtime and size: read again
     third = lint_paths([tmp_path], toy())
     assert [f.line for f in third.findings] == [2]
+
+
+def test_prescan_counts_cuda_tokens_in_python_only_next_to_a_kernel_call():
+    from portagpu.lint.engine import PreScan
+    from portagpu.lint.model import Rule
+
+    cuda = Rule("PG599", "n", "f", "cuda", "error", ("rocm",), "m", "w", "r", "none", "c", tokens=("32",))
+    py = Rule("PG199", "n", "f", "python", "warning", ("mps",), "m", "w", "r", "none", "c", tokens=("cuda",))
+    scan = PreScan([cuda, py], "python")
+    assert not scan.wants("x = torch.float32\n")  # `32` alone: no kernel source here
+    assert scan.wants("k = cupy.RawKernel('... 32 ...', 'k')\n")
+    assert not scan.wants("k = cupy.RawKernel(src, 'k')\n")  # no CUDA token at all
+    assert scan.wants("x.cuda()\n")
+    assert PreScan([cuda], "cuda").wants("int lanes = 32;")

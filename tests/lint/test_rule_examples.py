@@ -66,7 +66,7 @@ def test_prescan_keeps_invalid_example(rule: Rule, example: Example) -> None:
     if meta.is_meta(rule):
         pytest.skip("meta rules are raised by the engine, not filtered by tokens")
     assert rule.tokens, f"{rule.id}: no `tokens`: every file in every run would be parsed for it"
-    assert PreScan([rule]).wants(example.code), (
+    assert PreScan([rule], rule.language).wants(example.code), (
         f"{rule.id}: none of its tokens {list(rule.tokens)} occurs in its invalid example, "
         f"so the pre-scan would skip a file that triggers it:\n{example.code}"
     )
