@@ -99,6 +99,8 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
             continue  # the engine validates checker names; unknown ones are inert here
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))
+        # a line holding one of these words is walked; `options.extra_tokens`
+        # adds line-level words that would be too broad for the file pre-scan
         words.update(rule.tokens)
         words.update(rule.options.get("extra_tokens", ()))
     if not dispatch:

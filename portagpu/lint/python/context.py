@@ -88,6 +88,23 @@ class Context:
                     return found
         return _bound_names(self.tree, names, line, top_level_only=True)
 
+    def assigned_value(self, name: ast.Name) -> ast.expr | None:
+        """The value last assigned to `name` (plain `name = ...`) before its use,
+        in the enclosing function or else at module level."""
+        scopes = [s for s in reversed(self.stack) if isinstance(s, _FUNCTIONS)][:1]
+        for scope in (*scopes, self.tree):
+            found = None
+            for stmt in scope.body:
+                if stmt.lineno >= name.lineno:
+                    break
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name.id for t in stmt.targets
+                ):
+                    found = stmt.value
+            if found is not None:
+                return found
+        return None
+
     # -- reporting ------------------------------------------------------------
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         """1-based line and character column of node's start and (exclusive) end."""

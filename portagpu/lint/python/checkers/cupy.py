@@ -64,6 +64,9 @@ def cupy_relocatable(node: ast.Call, ctx: Context, rule: Rule) -> None:
                 rule, kw, Fix("suggestion", rule.replacement), option="enable_cooperative_groups"
             )
         elif kw.arg == "options":
-            flag = _flag_options(kw.value, rule.options.get("flags", ()))
+            value = kw.value
+            if isinstance(value, ast.Name):  # OPTIONS = ("-rdc=true",) ... options=OPTIONS
+                value = ctx.assigned_value(value) or value
+            flag = _flag_options(value, rule.options.get("flags", ()))
             if flag:
                 ctx.report(rule, kw, Fix("suggestion", rule.replacement), option=flag)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from portagpu.lint.model import Fix, Rule
+from portagpu.lint.model import Edit, Fix, Rule
 from portagpu.lint.python import guards
 from portagpu.lint.python.checkers.common import const_str, last_name, open_paren_after, torch_base
 from portagpu.lint.python.context import Context
@@ -200,8 +200,6 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
             if paren is not None and plain:
                 sep = ", " if parent.keywords else ""
                 line, col, _, _ = ctx.span(node)
-                from portagpu.lint.model import Edit
-
                 edit = Edit(line, col, paren[0], paren[1], f"{local_new}({device_arg}{sep}")
                 fix = Fix("safe", f"Replace with `{shown}`", (edit,))
         elif (

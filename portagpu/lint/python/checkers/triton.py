@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from portagpu.lint.model import Fix, Rule
-from portagpu.lint.python.checkers.common import const_int, last_name
+from portagpu.lint.python.checkers.common import const_int, const_str, last_name
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -29,7 +29,7 @@ def _in_config_list(ctx: Context, rule: Rule) -> bool:
     return _is_config(ctx, call, rule) and isinstance(container, (ast.List, ast.Tuple))
 
 
-@checker("triton_num_warps", ast.keyword, ast.For, ast.comprehension)
+@checker("triton_num_warps", ast.keyword, ast.For, ast.comprehension, ast.Dict)
 def triton_num_warps(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """num_warps above the limit: > 1,024 threads per block at wave64 (AMD CDNA)."""
     limit = rule.options.get("max_num_warps", 16)
@@ -40,6 +40,12 @@ def triton_num_warps(node: ast.AST, ctx: Context, rule: Rule) -> None:
         if _in_config_list(ctx, rule):
             return
         ctx.report(rule, node, Fix("suggestion", rule.replacement), value=value)
+        return
+    if isinstance(node, ast.Dict):  # {"num_warps": 32, ...} launch/meta dicts
+        for key, value in zip(node.keys, node.values, strict=True):
+            warps = const_int(value)
+            if key is not None and const_str(key) == "num_warps" and warps and warps > limit:
+                ctx.report(rule, value, Fix("suggestion", rule.replacement), value=warps)
         return
     # for num_warps in [4, 8, 32]: / (... for num_warps in (8, 32))
     target, iterable = node.target, node.iter
