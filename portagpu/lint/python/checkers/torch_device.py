@@ -178,6 +178,17 @@ def _amp_target(ctx: Context, node: ast.AST, rule: Rule) -> tuple[str, dict] | N
     return (qual, api) if api is not None else None
 
 
+def _amp_use(node: ast.AST, parent: ast.AST | None) -> bool:
+    """Called, used as a decorator, subclassed, or bound to another name."""
+    if isinstance(parent, ast.Call):
+        return parent.func is node
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node in parent.decorator_list
+    if isinstance(parent, ast.ClassDef):
+        return node in parent.bases
+    return isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node
+
+
 @checker("torch_cuda_amp", ast.Attribute, ast.Name)
 def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """Deprecated `torch.cuda.amp.X` -> `torch.amp.X` with the device named."""
@@ -190,6 +201,8 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
     new, device_arg = api["replacement"], api["device_arg"]
     shown = f"{new}({device_arg}, ...)"
     parent = ctx.parent()
+    if not _amp_use(node, parent):
+        return  # `func is torch.cuda.amp.autocast`, tables of known APIs: not a use
     base = torch_base(ctx, node) if isinstance(node, ast.Attribute) else None
     fix = Fix("suggestion", f"Use `{shown}`")
     if base is not None:
