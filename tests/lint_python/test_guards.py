@@ -19,6 +19,7 @@ GUARDED = {
     "vendor-function": "import torch\ndef _cuda_sync():\n    torch.cuda.synchronize()\n",
     "accelerator-subclass": "import torch\nclass MyAccel(DeepSpeedAccelerator):\n    def sync(self):\n        torch.cuda.synchronize()\n",
     "vendor-class": "import torch\nclass CudaInterface(DeviceInterface):\n    def sync(self):\n        torch.cuda.synchronize()\n",
+    "match-case": "def f(x, device):\n    match device.type:\n        case 'cuda':\n            return x.cuda()\n        case _:\n            return x\n",
     "hasattr-probe": "import torch\nif hasattr(torch, 'xpu'):\n    pass\nelse:\n    torch.cuda.synchronize()\n",
 }
 
@@ -40,6 +41,13 @@ def test_backend_package_path_is_a_guard(lint) -> None:
     assert lint(code, path="pkg/cuda/streams.py", select=("PG101",)) == []
     assert lint(code, path="pkg/common_cuda.py", select=("PG101",)) == []
     assert [f.code for f in lint(code, path="pkg/train.py", select=("PG101",))] == ["PG101"]
+    # a vendor word in a directory above the project is not a backend marker
+    assert [f.code for f in lint(code, path="/elsewhere/hip/train.py", select=("PG101",))] == [
+        "PG101"
+    ]
+    assert [f.code for f in lint(code, path="cuda-experiments/train.py", select=("PG101",))] == [
+        "PG101"
+    ]
 
 
 UNGUARDED = {

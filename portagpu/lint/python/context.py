@@ -21,6 +21,7 @@ from portagpu.lint.python.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
+_MATCH = getattr(ast, "Match", None)
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
@@ -189,6 +190,18 @@ class Context:
             self.cover = saved
         elif cls in _FUNCTIONS or cls is ast.ClassDef:
             self._definition(node)
+        elif cls is _MATCH:
+            self._test(node.subject)
+            for case in node.cases:
+                # `match device.type: case "cuda":` dispatches like an if/elif chain
+                cover = guards.test_cover(node.subject, self.qualify, self.guard_names)
+                cover |= guards.test_cover(case.pattern, self.qualify, self.guard_names)
+                saved = self.cover
+                self.cover = saved | cover
+                if case.guard is not None:
+                    self._test(case.guard)
+                self._block(case.body)
+                self.cover = saved
         elif cls is ast.Try or cls is _TRY_STAR:
             self._catching.append(_caught(node.handlers))
             self._block(node.body)

@@ -43,6 +43,7 @@ guard. The heuristics, in order of strength:
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -193,10 +194,22 @@ def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=())
     return name_cover(node.name, guard_names)
 
 
+def _project_relative(path: str) -> str:
+    """Only directories inside the project count: a checkout living under
+    /home/me/hip/ must not make every file a HIP backend."""
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            return os.path.basename(path)
+        return os.path.basename(path) if relative.startswith("..") else relative
+    return path
+
+
 def path_cover(path: str) -> frozenset[str]:
     """A module inside a vendor-named package is that vendor's backend (every
     target); a vendor-named file (cuda_utils.py) covers like a vendor name."""
-    parts = re.split(r"[\\/]", path)
+    parts = re.split(r"[\\/]", _project_relative(path))
     stem = parts[-1].rsplit(".", 1)[0]
     for part in parts[:-1]:
         # only a directory named just for a vendor (not "cuda-projects/")
