@@ -196,13 +196,16 @@ def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=())
 
 def _project_relative(path: str) -> str:
     """Only directories inside the project count: a checkout living under
-    /home/me/hip/ must not make every file a HIP backend."""
+    /home/me/hip/ must not make every file a HIP backend. Paths outside the
+    working directory keep their last three directories (torch/cuda/x.py)."""
     if os.path.isabs(path):
         try:
             relative = os.path.relpath(path)
         except ValueError:  # another drive on Windows
-            return os.path.basename(path)
-        return os.path.basename(path) if relative.startswith("..") else relative
+            relative = ".."
+        if not relative.startswith(".."):
+            return relative
+        return os.path.join(*re.split(r"[\\/]", path)[-4:])
     return path
 
 
