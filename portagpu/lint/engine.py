@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -144,14 +143,25 @@ def _embed_triggers() -> tuple[str, ...]:
         return EMBED_TRIGGERS
 
 
-def _token_regex(tokens: Iterable[str]) -> re.Pattern[str] | None:
-    ordered = sorted({t for t in tokens if t}, key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+def _minimal_tokens(tokens: Iterable[str]) -> tuple[str, ...] | None:
+    """Drops tokens that contain another token (`backends.cuda` when `cuda` is
+    there: the shorter one matches whenever the longer does), shortest first."""
+    unique = sorted({t for t in tokens if t}, key=lambda t: (len(t), t))
+    kept: list[str] = []
+    for token in unique:
+        if not any(k in token for k in kept):
+            kept.append(token)
+    return tuple(kept) or None
+
+
+def _has_any(text: str, tokens: tuple[str, ...] | None) -> bool:
+    # `in` (CPython's fast substring search) beats one big alternation regex ~2x
+    return tokens is not None and any(t in text for t in tokens)
 
 
 class PreScan:
     """Decides from a file's text alone whether any selected rule could fire,
-    so most files are never parsed. One regex over the union of the rules'
+    so most files are never parsed. Substring search for the union of the rules'
     tokens; a rule with no tokens cannot be pre-filtered (every file is
     parsed). In a .py file the CUDA rules can only fire inside an embedded
     kernel source, so they count only next to a kernel-building call: their
@@ -162,19 +172,17 @@ class PreScan:
         own = [r for r in rules if language == "cuda" or r.language == "python"]
         embedded = [r for r in rules if language == "python" and r.language == "cuda"]
         self.everything = any(not r.tokens for r in own)
-        self.pattern = _token_regex(t for r in own for t in r.tokens)
-        self.trigger = _token_regex(_embed_triggers()) if embedded else None
+        self.tokens = _minimal_tokens(t for r in own for t in r.tokens)
+        self.triggers = _minimal_tokens(_embed_triggers()) if embedded else None
         self.embedded_everything = any(not r.tokens for r in embedded)
-        self.embedded = _token_regex(t for r in embedded for t in r.tokens)
+        self.embedded = _minimal_tokens(t for r in embedded for t in r.tokens)
 
     def wants(self, text: str) -> bool:
-        if self.everything:
+        if self.everything or _has_any(text, self.tokens):
             return True
-        if self.pattern is not None and self.pattern.search(text) is not None:
-            return True
-        if self.trigger is None or self.trigger.search(text) is None:
+        if not _has_any(text, self.triggers):
             return False
-        return self.embedded_everything or (self.embedded is not None and self.embedded.search(text) is not None)
+        return self.embedded_everything or _has_any(text, self.embedded)
 
 
 # -- one file ----------------------------------------------------------------
@@ -338,82 +346,20 @@ def lint_paths(
     """Lints files and folders. `fix` applies safe fixes (written only if
     `write`; otherwise the changes are in `Result.changed`, as for --diff);
     `add_noqa_comments` writes a suppression for each finding instead."""
-    from portagpu.lint.cache import FindingsCache, content_key
-    from portagpu.lint.discovery import Candidate, discover
     from portagpu.lint.fixes import encoding_for, write_atomic
-    from portagpu.lint.source import Undecodable, decode_source
 
     started = time.perf_counter()
-    config = config or LintConfig()
-    rules = config.rules()
-    rule_ids = [r.id for r in rules]
-    by_id = {r.id: r for r in rules}
-    settings = config.settings()
-    result = Result(rules=rules)
-    digest = config.fingerprint(rules) + repr(config.per_file_ignores)
-    cache = FindingsCache(config.cache_path(), _short(digest), enabled=config.cache and not fix and not add_noqa_comments)
-    scans: dict[str, PreScan] = {}  # built on first need: a warm run never needs them
-    max_bytes = int(by_id[meta.TOO_LARGE].options.get("max_bytes", meta.DEFAULT_MAX_BYTES)) if meta.TOO_LARGE in by_id else meta.DEFAULT_MAX_BYTES
-    result.missing_checkers = tuple(
-        lang for lang in ("python", "cuda") if _rules_for(lang, rules) and not checker_available(lang)
-    )
-
-    def report(finding: Finding) -> None:
-        if finding.code in by_id:
-            result.findings.append(finding)
-
-    jobs: list[_Job] = []
-    pending: dict[str, tuple[bytes, bytes, str]] = {}  # path -> (cache key, data, language)
-    for item in discover(paths, root=config.root, exclude=config.exclude, respect_gitignore=config.respect_gitignore):
-        if not isinstance(item, Candidate):
-            report(meta.meta_finding(item.code, item.path, item.detail, rules=by_id))
-            continue
-        result.files += 1
-        try:
-            st = os.stat(item.path)
-            key = cache.key_from_stat(item.real, st)
-            hit = cache.get(key, item.path) if key is not None else None
-            if hit is not None:  # unchanged since the last run: not even read
-                result.cached += 1
-                result.findings.extend(hit)
-                cache.remember_stat(item.real, st, key)
-                continue
-            if st.st_size > max_bytes:
-                detail = f"{st.st_size:,} bytes (limit {max_bytes:,})"
-                report(meta.meta_finding(meta.TOO_LARGE, item.path, detail, rules=by_id))
-                continue
-            with open(item.path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=by_id))
-            continue
-        key = content_key(item.real, data)
-        cache.remember_stat(item.real, st, key)
-        hit = cache.get(key, item.path)
-        if hit is not None:
-            result.cached += 1
-            result.findings.extend(hit)
-            continue
-        text = decode_source(data, item.language)
-        if isinstance(text, Undecodable):
-            found = [meta.meta_finding(text.code, item.path, text.detail, line=text.line, col=text.col, rules=by_id)]
-            found = [f for f in found if f.code in by_id]
-            cache.put(key, found)
-            result.findings.extend(found)
-            continue
-        if item.language not in scans:
-            scans[item.language] = PreScan(_rules_for(item.language, rules), item.language)
-        if not scans[item.language].wants(text):
-            result.prescan_skipped += 1
-            cache.put(key, [])
-            continue
-        dropped = _dropped_for(config, item.path, item.real, rule_ids)
-        jobs.append(_Job(item.path, item.language, text, dropped, fix and not add_noqa_comments))
-        pending[item.path] = (key, data, item.language)
-
-    for outcome in _execute(jobs, rules, settings, config.jobs, progress):
+    run = _Run(config or LintConfig(), fix=fix and not add_noqa_comments, baseline=add_noqa_comments)
+    runner = _Runner(run.rules, run.settings, run.config.jobs, progress)
+    try:
+        run.scan(paths, runner)
+    except BaseException:
+        runner.close()
+        raise
+    result = run.result
+    for outcome in runner.outcomes():
         result.parsed += 1
-        key, data, language = pending[outcome.path]
+        key, data, language = run.pending.pop(outcome.path)
         if outcome.error:
             result.errors.append(f"{outcome.path}: {outcome.error}")
         if add_noqa_comments:
@@ -428,13 +374,100 @@ def lint_paths(
                 except (OSError, UnicodeEncodeError, LookupError) as exc:
                     result.errors.append(f"{outcome.path}: fixed text not written: {exc}")
         elif not fix:
-            cache.put(key, outcome.findings)
+            run.cache.put(key, outcome.findings)
         result.findings.extend(outcome.findings)
 
-    cache.save()
+    run.cache.save()
     result.findings.sort(key=Finding.sort_key)
     result.elapsed = time.perf_counter() - started
     return result
+
+
+class _Run:
+    """This process's side of a run: discovery, reading, the cache and the
+    pre-scan; whatever must be parsed goes to the runner."""
+
+    def __init__(self, config: LintConfig, *, fix: bool, baseline: bool) -> None:
+        from portagpu.lint.cache import FindingsCache
+
+        self.config, self.fix = config, fix
+        self.rules = config.rules()
+        self.rule_ids = [r.id for r in self.rules]
+        self.by_id = {r.id: r for r in self.rules}
+        self.settings = config.settings()
+        self.result = Result(rules=self.rules)
+        digest = config.fingerprint(self.rules) + repr(config.per_file_ignores)
+        self.cache = FindingsCache(config.cache_path(), _short(digest), enabled=config.cache and not fix and not baseline)
+        self.scans: dict[str, PreScan] = {}  # built on first need: a warm run never needs them
+        too_large = self.by_id.get(meta.TOO_LARGE)
+        self.max_bytes = int(too_large.options.get("max_bytes", meta.DEFAULT_MAX_BYTES)) if too_large else meta.DEFAULT_MAX_BYTES
+        self.pending: dict[str, tuple[bytes, bytes, str]] = {}  # path -> (cache key, bytes, language)
+        self.result.missing_checkers = tuple(
+            lang for lang in ("python", "cuda") if _rules_for(lang, self.rules) and not checker_available(lang)
+        )
+
+    def report(self, finding: Finding) -> None:
+        if finding.code in self.by_id:
+            self.result.findings.append(finding)
+
+    def scan(self, paths: Sequence[str | os.PathLike[str]], runner: _Runner) -> None:
+        from portagpu.lint.discovery import Candidate, discover
+
+        config = self.config
+        for item in discover(paths, root=config.root, exclude=config.exclude, respect_gitignore=config.respect_gitignore):
+            if isinstance(item, Candidate):
+                self.result.files += 1
+                self._file(item, runner)
+            else:
+                self.report(meta.meta_finding(item.code, item.path, item.detail, rules=self.by_id))
+
+    def _file(self, item, runner: _Runner) -> None:
+        from portagpu.lint.cache import content_key
+        from portagpu.lint.source import Undecodable, decode_source
+
+        result, cache = self.result, self.cache
+        try:
+            st = os.stat(item.path)
+            key = cache.key_from_stat(item.real, st)
+            hit = cache.get(key, item.path) if key is not None else None
+            if hit is not None:  # unchanged since the last run: not even read
+                result.cached += 1
+                result.findings.extend(hit)
+                cache.remember_stat(item.real, st, key)
+                return
+            if st.st_size > self.max_bytes:
+                detail = f"{st.st_size:,} bytes (limit {self.max_bytes:,})"
+                self.report(meta.meta_finding(meta.TOO_LARGE, item.path, detail, rules=self.by_id))
+                return
+            with open(item.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            self.report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=self.by_id))
+            return
+        key = content_key(item.real, data)
+        cache.remember_stat(item.real, st, key)
+        hit = cache.get(key, item.path)
+        if hit is not None:
+            result.cached += 1
+            result.findings.extend(hit)
+            return
+        text = decode_source(data, item.language)
+        if isinstance(text, Undecodable):
+            found = meta.meta_finding(text.code, item.path, text.detail, line=text.line, col=text.col, rules=self.by_id)
+            kept = [found] if found.code in self.by_id else []
+            cache.put(key, kept)
+            result.findings.extend(kept)
+            return
+        scan = self.scans.get(item.language)
+        if scan is None:
+            scan = self.scans[item.language] = PreScan(_rules_for(item.language, self.rules), item.language)
+        if not scan.wants(text):
+            result.prescan_skipped += 1
+            cache.put(key, [])
+            return
+        dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
+        self.pending[item.path] = (key, data, item.language)
+        runner.add(_Job(item.path, item.language, text, dropped, self.fix))
 
 
 def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> None:
@@ -461,52 +494,84 @@ def _short(digest: str) -> str:
 
 
 POOL_MIN_FILES = 8
+CHUNK_FILES, CHUNK_CHARS = 8, 512 * 1024
 
 
-def _execute(
-    jobs: list[_Job],
-    rules: tuple[Rule, ...],
-    settings: LintSettings,
-    workers: int | None,
-    progress: Progress | None,
-) -> Iterable[FileOutcome]:
-    """Runs the jobs in this process or on a pool; yields outcomes as they finish."""
-    import gc
+class _Runner:
+    """Runs jobs here or on a process pool that starts as soon as there is
+    enough work, so the workers parse while this process is still finding,
+    reading and pre-scanning files. Chunks amortise the pickling; rules and
+    settings reach each worker once, through the pool's initializer."""
 
-    workers = workers or os.cpu_count() or 1
-    total = len(jobs)
-    _init_worker(rules, settings, tune_gc=False)
-    for language in ("python", "cuda"):
-        _checker(language)  # imported before the fork, so workers inherit it
-    if workers <= 1 or total < POOL_MIN_FILES:
+    def __init__(self, rules: tuple[Rule, ...], settings: LintSettings, workers: int | None, progress: Progress | None) -> None:
+        self.rules, self.settings, self.progress = rules, settings, progress
+        self.workers = workers or os.cpu_count() or 1
+        self.pool = None
+        self.futures: list = []
+        self.buffer: list[_Job] = []
+        self.buffered_chars = 0
+        self.total = 0
+        _init_worker(rules, settings, tune_gc=False)
+
+    def add(self, job: _Job) -> None:
+        self.total += 1
+        self.buffer.append(job)
+        self.buffered_chars += len(job.text)
+        if self.pool is None and self.workers > 1 and self.total >= POOL_MIN_FILES:
+            self._start_pool()
+        if self.pool is not None and (len(self.buffer) >= CHUNK_FILES or self.buffered_chars >= CHUNK_CHARS):
+            self._flush()
+
+    def _start_pool(self) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        for language in ("python", "cuda"):
+            _checker(language)  # imported before the fork, so workers inherit it
+        self.pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(self.rules, self.settings),
+        )
+
+    def _flush(self) -> None:
+        if self.buffer:
+            self.futures.append(self.pool.submit(_run_chunk, self.buffer))  # type: ignore[union-attr]
+            self.buffer, self.buffered_chars = [], 0
+
+    def outcomes(self) -> Iterable[FileOutcome]:
+        """Every job's outcome, as they finish."""
+        if self.pool is None:
+            yield from self._serial()
+            return
+        from concurrent.futures import as_completed
+
+        self._flush()
+        done = 0
+        try:
+            for future in as_completed(self.futures):
+                outcomes = future.result()
+                done += len(outcomes)
+                yield from outcomes
+                if self.progress:
+                    self.progress(done, self.total)
+        finally:
+            self.close()
+
+    def _serial(self) -> Iterable[FileOutcome]:
+        import gc
+
         thresholds = gc.get_threshold()
         gc.set_threshold(50_000, 50, 100)  # see _tune_gc; restored for the caller
         try:
-            for done, job in enumerate(jobs, 1):
+            for done, job in enumerate(self.buffer, 1):
                 yield _run_job(job)
-                if progress:
-                    progress(done, total)
+                if self.progress:
+                    self.progress(done, self.total)
         finally:
             gc.set_threshold(*thresholds)
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    # biggest files first so one large file does not finish last; chunks
-    # amortise pickling, several per worker keep the cores evenly busy
-    ordered = sorted(jobs, key=lambda j: len(j.text), reverse=True)
-    chunk = max(1, min(64, total // (workers * 8)))
-    chunks = [ordered[i : i + chunk] for i in range(0, total, chunk)]
-    done = 0
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(chunks)),
-        mp_context=_pool_context(),
-        initializer=_init_worker,
-        initargs=(rules, settings),
-    ) as pool:
-        futures = [pool.submit(_run_chunk, c) for c in chunks]
-        for future in as_completed(futures):
-            outcomes = future.result()
-            done += len(outcomes)
-            yield from outcomes
-            if progress:
-                progress(done, total)
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
