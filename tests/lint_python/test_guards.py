@@ -42,12 +42,9 @@ def test_backend_package_path_is_a_guard(lint) -> None:
     assert lint(code, path="pkg/common_cuda.py", select=("PG101",)) == []
     assert [f.code for f in lint(code, path="pkg/train.py", select=("PG101",))] == ["PG101"]
     # a vendor word in a directory above the project is not a backend marker
-    assert [f.code for f in lint(code, path="/elsewhere/hip/train.py", select=("PG101",))] == [
-        "PG101"
-    ]
-    assert [f.code for f in lint(code, path="cuda-experiments/train.py", select=("PG101",))] == [
-        "PG101"
-    ]
+    for path in ("/elsewhere/hip/work/project/src/train.py", "cuda-experiments/train.py"):
+        assert [f.code for f in lint(code, path=path, select=("PG101",))] == ["PG101"], path
+    assert lint(code, path="/elsewhere/site-packages/torch/cuda/x.py", select=("PG101",)) == []
 
 
 UNGUARDED = {
