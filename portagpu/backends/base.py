@@ -5,6 +5,7 @@ device; nothing else in portagpu branches on the vendor."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,24 +18,28 @@ class Backend(ABC):
     vendor: str  # "nvidia" | "amd" | "apple" | "cpu"
     display_name: str  # for messages: "CUDA (NVIDIA)"
 
-    # --- discovery -------------------------------------------------------
-    @abstractmethod
+    # --- discovery and telemetry -------------------------------------------
+    # Each vendor package supplies two modules: `probes` (present, probe,
+    # absence_reason) and `readings` (read). The base class delegates to them.
+    probes: ModuleType
+    readings: ModuleType
+
     def present(self) -> bool:
         """Cheap hint that this backend's hardware may exist, importing nothing heavy."""
+        return self.probes.present()
 
-    @abstractmethod
     def probe(self, force: bool = False) -> list[Device]:
         """The devices of this backend; [] when absent. `force` skips the cheap
         presence hint (PORTAGPU_DEVICE asked for this backend)."""
+        return self.probes.probe(force=force)
 
     def absence_reason(self) -> str:
         """Why probe() found nothing, for the error message."""
-        return "no device and no driver library answered"
+        return self.probes.absence_reason()
 
-    # --- telemetry -------------------------------------------------------
-    @abstractmethod
     def telemetry(self, device: Device) -> Telemetry:
         """Live readings; fields a library cannot give are None, never a crash."""
+        return self.readings.read(device)
 
     # --- runtime (implemented in <vendor>/runtime.py, see portagpu/runtime) --
     #: Triton launch options only this vendor's compiler understands; the

@@ -11,18 +11,8 @@ class CpuBackend(CpuRuntime, Backend):
     name = "cpu"
     vendor = "cpu"
     display_name = "CPU"
-
-    def present(self) -> bool:
-        return probe.present()
-
-    def probe(self, force: bool = False):
-        return probe.probe(force=force)
-
-    def absence_reason(self) -> str:
-        return probe.absence_reason()
-
-    def telemetry(self, device):
-        return telemetry.read(device)
+    probes = probe
+    readings = telemetry
 
 
 BACKEND = CpuBackend()
