@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -55,3 +57,30 @@ def torch_cuda_initialized(torch: ModuleType | None) -> bool:
         return bool(torch is not None and torch.cuda.is_initialized())
     except Exception:  # noqa: BLE001 - a broken torch is just "no"
         return False
+
+
+def call(fn: Any, *args: Any) -> Any:
+    """One management-library query; None when this GPU or driver does not
+    support it (NVMLError_NotSupported, AmdSmiLibraryException, ...)."""
+    try:
+        return fn(*args)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@contextmanager
+def library_session(lib: ModuleType | None, init: str, shutdown: str) -> Iterator[ModuleType | None]:
+    """Yields `lib` initialised through its `init` function, shut down after;
+    None when the library is missing or its driver fails to initialise."""
+    if lib is not None:
+        try:
+            getattr(lib, init)()
+        except Exception:  # noqa: BLE001 - NVMLError_LibraryNotFound, no amdgpu driver, ...
+            lib = None
+    if lib is None:
+        yield None
+        return
+    try:
+        yield lib
+    finally:
+        call(getattr(lib, shutdown, None))

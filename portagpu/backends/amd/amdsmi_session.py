@@ -3,39 +3,17 @@ when libamd_smi.so is absent, so imports go through optional_import."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any
 
-from portagpu.backends._common import loaded, optional_import
+from portagpu.backends._common import call, library_session, loaded, optional_import
 
 
-@contextmanager
-def amdsmi() -> Iterator[ModuleType | None]:
+def amdsmi() -> AbstractContextManager[ModuleType | None]:
+    """An initialised amdsmi, or None when it or libamd_smi.so is absent."""
     lib = loaded("amdsmi") or optional_import("amdsmi")
-    if lib is None:
-        yield None
-        return
-    try:
-        lib.amdsmi_init()
-    except Exception:  # noqa: BLE001 - AmdSmiLibraryException when no driver
-        yield None
-        return
-    try:
-        yield lib
-    finally:
-        try:
-            lib.amdsmi_shut_down()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def call(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception:  # noqa: BLE001 - unsupported on this GPU / driver
-        return None
+    return library_session(lib, "amdsmi_init", "amdsmi_shut_down")
 
 
 def hip_ordered_handles(lib: ModuleType) -> list[Any]:

@@ -3,41 +3,16 @@ initialising CUDA, so probing through it leaves the process fork-safe."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any
 
-from portagpu.backends._common import optional_import
+from portagpu.backends._common import call, library_session, optional_import
 
 
-@contextmanager
-def nvml() -> Iterator[ModuleType | None]:
-    """Yields an initialised pynvml, or None when the library or driver is absent."""
-    pynvml = optional_import("pynvml")
-    if pynvml is None:
-        yield None
-        return
-    try:
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
-        yield None
-        return
-    try:
-        yield pynvml
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def call(fn: Any, *args: Any) -> Any:
-    """One NVML query; None when this GPU or driver does not support it."""
-    try:
-        return fn(*args)
-    except Exception:  # noqa: BLE001 - NVMLError_NotSupported and friends
-        return None
+def nvml() -> AbstractContextManager[ModuleType | None]:
+    """An initialised pynvml, or None when the library or driver is absent."""
+    return library_session(optional_import("pynvml"), "nvmlInit", "nvmlShutdown")
 
 
 def handle(pynvml: ModuleType, index: int, pci_bus_id: str | None) -> Any:
