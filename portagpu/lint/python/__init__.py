@@ -1,7 +1,13 @@
 """Python-level portability rules: `check_python` is the engine's entry point.
 
-One `ast` parse, one pruned walk dispatching to every enabled checker
-(see context.py); CUDA sources embedded in strings go to portagpu.cuda.
+One `ast` parse, one pruned walk dispatching to every enabled checker, then
+CUDA sources embedded in strings go to portagpu.cuda.check_embedded.
+
+    source.py    character columns, candidate lines (token search)
+    imports.py   import aliases -> qualified names
+    guards.py    which code is a deliberate vendor path (documented heuristics)
+    context.py   the walk, guard tracking, reporting and edit helpers
+    registry.py  `checker:` names -> functions; checkers/ holds one module per family
 """
 
 from __future__ import annotations

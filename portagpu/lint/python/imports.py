@@ -9,7 +9,6 @@ functions included), which matches how GPU code binds these names in practice.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 
 
 class ImportMap:
@@ -57,29 +56,3 @@ class ImportMap:
             return base
         parts.append(base)
         return ".".join(reversed(parts))
-
-    def local_names_for(self, prefixes: Iterable[str]) -> set[str]:
-        """Local names bound to anything under the given qualified prefixes."""
-        prefixes = tuple(prefixes)
-        out = set()
-        for local, qual in self.names.items():
-            if any(
-                qual == p or qual.startswith(p + ".") or p.startswith(qual + ".") for p in prefixes
-            ):
-                out.add(local)
-        return out
-
-    def is_module_name(self, name: str) -> bool:
-        return name in self.names
-
-
-def dotted(node: ast.AST) -> str | None:
-    """The literal dotted text of a Name/Attribute chain (no alias resolution)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

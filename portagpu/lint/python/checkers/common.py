@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from portagpu.lint.python.context import Context
 
@@ -46,14 +45,6 @@ def open_paren_after(ctx: Context, func: ast.AST) -> tuple[int, int] | None:
     if not stripped.startswith("("):
         return None
     return line, col + (len(rest) - len(stripped)) + 1
-
-
-def has_positional(call: ast.Call) -> bool:
-    return bool(call.args)
-
-
-def matches(pattern: str, value: str) -> bool:
-    return re.match(pattern, value) is not None
 
 
 def module_matches(name: str, modules) -> str | None:
