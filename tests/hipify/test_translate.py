@@ -115,3 +115,12 @@ def test_translate_is_fast_enough_for_run_time_use(reduce_source):
     # correctness of repeated use (the table/parser caches), not a timing assertion
     first = translate(reduce_source, engine="builtin").text
     assert translate(reduce_source, engine="builtin").text == first
+
+
+def test_clz_of_a_ballot_is_reported_not_blindly_widened():
+    src = ("__device__ int last(int p) {\n"
+           "  unsigned long long b = __ballot_sync(~0ull, p);\n"
+           "  return 31 - __clz(b);\n}\n")
+    tr = translate(src, engine="builtin")
+    assert "31 - __clz(b)" in tr.text  # 63 - __clzll(b) would be the fix: a person's call
+    assert [(u["line"], u["rule"]) for u in tr.report.unconverted] == [(3, "PG503")]

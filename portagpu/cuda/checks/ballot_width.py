@@ -11,6 +11,9 @@ from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, unwrap
 from portagpu.lint.model import Rule
 
 BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
+# Only these keep their meaning at 64 bits; `31 - __clz(b)` or `__brev(b)` around
+# a ballot needs the surrounding arithmetic changed too, so a person does it.
+SAFE_WIDENING = frozenset({"__popc", "__ffs"})
 
 
 def _assigned_32bit(unit: CudaUnit, call: Any) -> str | None:
@@ -63,4 +66,4 @@ def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
             function = call.child_by_field_name("function")
             yield Hit(function.start_byte, function.end_byte,
                       {"func": source, "problem": f"counted with `{counter}` (32 bits)"},
-                      replacement=BIT_COUNTS_32[counter])
+                      replacement=BIT_COUNTS_32[counter] if counter in SAFE_WIDENING else None)
