@@ -290,3 +290,41 @@ def env_after_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
         variable=name,
         line=imported,
     )
+
+
+def _device_literal(ctx: Context, node: ast.AST | None) -> str | None:
+    """ "cuda" / "cpu" given as a string or as torch.device("...")."""
+    if isinstance(node, ast.Call) and ctx.qualify(node.func) == "torch.device" and node.args:
+        node = node.args[0]
+    value = const_str(node)
+    if value is None:
+        return None
+    return "cuda" if _CUDA_DEVICE.match(value) else value
+
+
+def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | None] | None:
+    if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return None
+    target = body[0].targets[0]
+    return ast.dump(target), _device_literal(ctx, body[0].value)
+
+
+@checker("cuda_or_cpu_choice", ast.IfExp, ast.If)
+def cuda_or_cpu_choice(node: ast.IfExp | ast.If, ctx: Context, rule: Rule) -> None:
+    """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS."""
+    if ctx.qualify(getattr(node.test, "func", None) or node.test) != "torch.cuda.is_available":
+        return
+    if isinstance(node, ast.IfExp):
+        chosen = (_device_literal(ctx, node.body), _device_literal(ctx, node.orelse))
+    else:
+        then, other = _assigned_literal(ctx, node.body), _assigned_literal(ctx, node.orelse)
+        if then is None or other is None or then[0] != other[0]:
+            return  # not "one variable gets cuda or cpu"
+        chosen = (then[1], other[1])
+    if chosen != ("cuda", "cpu"):
+        return
+    if ctx.text_mentions(*rule.options.get("mps_markers", ("mps",))):
+        return  # the module handles Apple GPUs somewhere
+    ctx.report(
+        rule, node.test if isinstance(node, ast.If) else node, Fix("suggestion", rule.replacement)
+    )
