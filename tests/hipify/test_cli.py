@@ -147,3 +147,13 @@ def test_embedded_rewrite_needs_a_destination(tmp_path, capsys):
     assert main(["hipify", str(module), "--embedded", "rewrite", *ENGINE]) == 2
     assert "needs --inplace or -o" in capsys.readouterr().out
     assert module.read_text(encoding="utf-8") == PY_MODULE
+
+
+def test_cu_cc_files_and_dry_run(tmp_path, capsys):
+    src = tmp_path / "op.cu.cc"
+    src.write_text("__device__ int f(int p) { return __any_sync(0xffffffff, p); }\n")
+    assert main(["hipify", str(src), "--dry-run", *ENGINE]) == 0
+    assert not (tmp_path / "op.hip").exists()
+    assert "1 warp rewrites" in capsys.readouterr().out
+    assert main(["hipify", str(src), *ENGINE]) == 0
+    assert "__any_sync(PORTAGPU_FULL_MASK, p)" in (tmp_path / "op.hip").read_text()

@@ -61,3 +61,16 @@ def test_builtin_table_is_used_without_hipify_or_torch(monkeypatch):
     assert tr.text.startswith("hipStream_t s; hipStreamCreate(&s);")
     assert "cudaMallocHost" in tr.text  # not a prefix match of cudaMalloc
     assert any("built-in table" in note for note in tr.report.notes)
+
+
+def test_missing_torch_is_a_clear_error_for_the_torch_engine(monkeypatch):
+    from portagpu.hipify_bridge import engines
+    from portagpu.hipify_bridge.engines import EngineUnavailable
+
+    engines.torch_tables.cache_clear()
+    monkeypatch.setitem(sys.modules, "torch.utils.hipify", None)  # import now fails
+    try:
+        with pytest.raises(EngineUnavailable, match="need torch"):
+            translate("cudaMalloc(0, 0);\n", engine="torch")
+    finally:
+        engines.torch_tables.cache_clear()
