@@ -5,14 +5,20 @@ reported once, at its definition (fixing it there fixes every use)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from portagpu.cuda.checks._common import MASK_SYNC_FUNCTIONS, is_full_mask_32, macro_is_full_mask_32
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, call_args, declared_names, unwrap
 from portagpu.lint.model import Rule
 
 REPLACEMENT = "~0ull"
+ANY_SYNC = "__*_sync"
+# A mask constant named like this is reported even where no *_sync call in the
+# same file uses it (a header that defines it for other files).
+MASK_NAME = re.compile(r"^(k_?)?(full|all|warp|lane|active|default)_?(warp_?|lane_?)?mask(_?32)?$",
+                       re.IGNORECASE)
 
 
 def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
@@ -40,13 +46,42 @@ def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
                           {"mask": f"{ident} = {value}", "func": name}, replacement=REPLACEMENT)
             continue
         value = macro_is_full_mask_32(unit, ident)
+        if value and unit.macros[ident].start_byte not in reported:
+            reported.add(unit.macros[ident].start_byte)
+            hit = _macro_hit(unit.macros[ident], ident, value, name)
+            if hit is not None:
+                yield hit
+
+    for ident, node in unit.macros.items():
+        if not MASK_NAME.match(ident) or node.start_byte in reported:
+            continue
+        value = macro_is_full_mask_32(unit, ident)
         if value:
-            node = unit.macros[ident].child_by_field_name("value")
-            if node is not None and node.start_byte not in reported:
-                reported.add(node.start_byte)
-                # the preproc_arg includes leading blanks: point at the value itself
-                raw = node.text
-                lead = len(raw) - len(raw.lstrip())
-                trail = len(raw) - len(raw.rstrip())
-                yield Hit(node.start_byte + lead, node.end_byte - trail,
-                          {"mask": f"{ident} ({value})", "func": name}, replacement=REPLACEMENT)
+            reported.add(node.start_byte)
+            hit = _macro_hit(node, ident, value, ANY_SYNC)
+            if hit is not None:
+                yield hit
+    for decl in unit.nodes("declaration"):
+        for ident, init in declared_names(decl):
+            init = unwrap(init)
+            if init is None or not MASK_NAME.match(ident) or init.start_byte in reported:
+                continue
+            value = is_full_mask_32(init)
+            if value:
+                reported.add(init.start_byte)
+                yield Hit(init.start_byte, init.end_byte,
+                          {"mask": f"{ident} = {value}", "func": ANY_SYNC},
+                          replacement=REPLACEMENT)
+
+
+def _macro_hit(node, ident: str, value: str, func: str) -> Hit | None:
+    """The span of the mask itself inside `#define NAME value  // comment`."""
+    value_node = node.child_by_field_name("value")
+    if value_node is None:
+        return None
+    offset = value_node.text.find(value.encode())
+    if offset < 0:
+        return None
+    start = value_node.start_byte + offset
+    return Hit(start, start + len(value.encode()), {"mask": f"{ident} ({value})", "func": func},
+               replacement=REPLACEMENT)
