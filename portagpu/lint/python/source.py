@@ -55,9 +55,7 @@ class Source:
         text = self.normalized
         find = text.find
         hits: list[int] = []
-        for word in set(words):
-            if not word:
-                continue
+        for word in _minimal(frozenset(words)):
             pos = find(word)
             while pos >= 0:  # str.find is far faster than a regex alternation
                 hits.append(pos)
@@ -83,3 +81,10 @@ def _identifiers(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
         return None
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+@lru_cache(maxsize=64)
+def _minimal(words: frozenset[str]) -> tuple[str, ...]:
+    """Drop words containing another word: their lines are found anyway."""
+    words = frozenset(w for w in words if w)
+    return tuple(w for w in words if not any(o != w and o in w for o in words))
