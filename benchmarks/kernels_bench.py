@@ -13,7 +13,8 @@ ratio to its reference:
 Times are medians from CUDA-graph replays (pure GPU time: Python dispatch is
 not in the graph) when capture works, else CUDA events around each call with
 the L2 cache flushed (triton.testing.do_bench); the `timing` column says which.
---sweep also times candidate launch configs, to retune kernels/tuning.yaml.
+--sweep also times candidate launch configs, to retune kernels/tuning.yaml
+(benchmarks/results/kernels_bench_run*_sweep.json keep earlier sweeps).
 Writes a table to stdout and JSON to --out (atomically).
 """
 
@@ -51,6 +52,19 @@ def measure(fn: Callable[[], Any]) -> tuple[float, str]:
     except Exception:  # noqa: BLE001 - capture unsupported by some path: fall back to events
         torch.cuda.synchronize()
         return triton.testing.do_bench(fn, warmup=20, rep=80, return_mode="median"), "events"
+
+
+def measure_pair(ours: Callable[[], Any], reference: Callable[[], Any] | None
+                 ) -> tuple[float, str, float | None]:
+    """Ours and the reference timed alternately ROUNDS times; the best of each, so
+    that clock ramps and neighbours' noise do not favour whichever ran second."""
+    best, best_ref, timing = float("inf"), float("inf"), "graph"
+    for _ in range(ROUNDS):
+        ms, timing = measure(ours)
+        best = min(best, ms)
+        if reference is not None:
+            best_ref = min(best_ref, measure(reference)[0])
+    return best, timing, (best_ref if reference is not None else None)
 
 
 def impl_of(fn: Callable[[], Any]) -> str:
@@ -104,8 +118,7 @@ def bandwidth_row(kernel: str, shape: tuple[int, ...], dtype: torch.dtype, bytes
                   ours: Callable[[], Any], reference: Callable[[], Any] | None, reference_name: str,
                   copy_gbs: float, target: str = "", config: str = "") -> dict[str, Any]:
     impl = impl_of(ours)
-    ms, timing = measure(ours)
-    ref_ms = measure(reference)[0] if reference is not None else None
+    ms, timing, ref_ms = measure_pair(ours, reference)
     gbs = bytes_moved / ms / 1e6
     row = dict(kernel=kernel, shape="x".join(map(str, shape)), dtype=str(dtype).removeprefix("torch."),
                impl=impl, config=config, device=DEVICE, timing=timing, ms=ms, GBps=gbs,
@@ -130,13 +143,28 @@ def _met(row: dict[str, Any]) -> bool | None:
 
 # --- benchmarks ------------------------------------------------------------------------
 def copy_bandwidth(n: int) -> float:
+    """Device-to-device copy bandwidth (bytes read + written): the best of
+    cudaMemcpy (copy_) and an SM kernel that reads and writes every element,
+    each timed in a graph and with events. The targets are ratios to it."""
+    import triton.testing
+
     src = torch.randn(n, device="cuda")
     dst = torch.empty_like(src)
-    ms, timing = measure(lambda: dst.copy_(src))
-    gbs = 2 * n * 4 / ms / 1e6
-    add_row(kernel="copy (device to device)", shape=str(n), dtype="float32", impl="torch copy_",
-            device=DEVICE, timing=timing, ms=ms, GBps=gbs, vs_copy=1.0)
-    return gbs
+    ways = {"copy_ (memcpy)": lambda: dst.copy_(src), "mul(x, 1) (SM kernel)": lambda: torch.mul(src, 1.0, out=dst)}
+    best = 0.0
+    for name, fn in ways.items():
+        graph_ms = min(measure(fn)[0] for _ in range(ROUNDS))
+        events_ms = min(triton.testing.do_bench(fn, warmup=20, rep=80, return_mode="median")
+                        for _ in range(ROUNDS))
+        for ms, timing in ((graph_ms, "graph"), (events_ms, "events")):
+            gbs = 2 * n * 4 / ms / 1e6
+            best = max(best, gbs)
+            add_row(kernel=f"copy: {name}", shape=str(n), dtype="float32", impl="torch", device=DEVICE,
+                    timing=timing, ms=ms, GBps=gbs)
+    for row in ROWS:
+        if row["kernel"].startswith("copy:"):
+            row["vs_copy"] = row["GBps"] / best
+    return best
 
 
 def bench_elementwise_and_reductions(n: int, copy_gbs: float, sweep: bool) -> None:
@@ -157,25 +185,7 @@ def bench_elementwise_and_reductions(n: int, copy_gbs: float, sweep: bool) -> No
     bandwidth_row("max(dim=-1)", tuple(rows2d.shape), x.dtype, n * 4,
                   lambda: K.max(rows2d, dim=-1, impl="triton"), lambda: torch.max(rows2d, dim=-1),
                   "torch.max(dim)", copy_gbs, ">=90% copy")
-    if sweep:
-        for block, warps in ((1024, 4), (2048, 8), (4096, 8), (8192, 16), (4096, 16)):
-            row = {"BLOCK": block, "num_warps": warps}
-            with tuned("add", row):
-                bandwidth_row("add [sweep]", (n,), x.dtype, 3 * n * 4, lambda: K.add(x, y, out=out), None,
-                              "", copy_gbs, config=json.dumps(row))
-        for block, warps, per_sm in ((1024, 4, 4), (2048, 4, 8), (4096, 8, 4), (8192, 8, 2), (4096, 4, 8),
-                                     (2048, 8, 16)):
-            row = {"BLOCK": block, "num_warps": warps, "programs_per_sm": per_sm, "threads": 512,
-                   "blocks_per_sm": per_sm}
-            with tuned("reduce", row):
-                bandwidth_row("sum [sweep]", (n,), x.dtype, n * 4, lambda: K.sum(x), None, "", copy_gbs,
-                              config=json.dumps(row))
-        for threads, per_sm in ((256, 8), (512, 4), (1024, 2), (256, 16)):
-            row = {"BLOCK": 4096, "num_warps": 8, "programs_per_sm": 4, "threads": threads,
-                   "blocks_per_sm": per_sm}
-            with tuned("reduce", row):
-                bandwidth_row("sum cuda [sweep]", (n,), x.dtype, n * 4, lambda: K.sum(x, impl="cuda"), None,
-                              "", copy_gbs, config=json.dumps(row))
+
 
 
 def bench_rows(cols_list: list[int], copy_gbs: float, sweep: bool) -> None:
@@ -196,23 +206,33 @@ def bench_rows_at(cols: int, copy_gbs: float, sweep: bool) -> None:
                   lambda xh=xh, w=w, b=b, outh=outh: K.layer_norm(xh, cols, w, b, out=outh),
                   lambda xh=xh, w=w, b=b: F.layer_norm(xh, (cols,), w, b), "F.layer_norm", copy_gbs,
                   ">= torch")
-    if sweep:
-        for warps in (2, 4, 8, 16, 32):
-            if cols // (warps * 32) < 1 or cols // (warps * 32) > 64:
-                continue
-            row = {"num_warps": warps, "max_fused_cols": 32768, "BLOCK": 4096}
-            with tuned("softmax", row):
-                bandwidth_row("softmax [sweep]", tuple(x.shape), x.dtype, 2 * x.numel() * 4,
-                              lambda x=x, out=out: K.softmax(x, out=out), None, "", copy_gbs,
-                              config=json.dumps(row))
-            with tuned("layer_norm", row):
-                bandwidth_row("layer_norm [sweep]", tuple(xh.shape), xh.dtype, 2 * xh.numel() * 2,
-                              lambda xh=xh, w=w, b=b, outh=outh: K.layer_norm(xh, cols, w, b, out=outh),
-                              None, "", copy_gbs, config=json.dumps(row))
+    if sweep and cols <= 1024:
+        for warps in (1, 2, 4):
+            for per_program in (1, 2, 4, 8):
+                row = {"num_warps": warps, "ROWS": per_program, "max_fused_cols": 32768, "BLOCK": 4096}
+                with tuned("softmax", row):
+                    bandwidth_row("softmax [sweep]", tuple(x.shape), x.dtype, 2 * x.numel() * 4,
+                                  lambda x=x, out=out: K.softmax(x, out=out), None, "", copy_gbs,
+                                  config=json.dumps(row))
 
 
-def bench_histogram_and_scan(n: int, copy_gbs: float) -> None:
+def bench_histogram_and_scan(n: int, copy_gbs: float, sweep: bool) -> None:
     x = torch.randn(n, device="cuda")
+    if sweep:
+        for threads, per_sm in ((256, 8), (512, 4), (1024, 2), (256, 16), (512, 8)):
+            row = {"threads": threads, "blocks_per_sm": per_sm, "BLOCK": 4096, "num_warps": 8,
+                   "programs_per_sm": 4, "max_block_bins": 1024}
+            with tuned("histogram", row):
+                bandwidth_row("histogram cuda [sweep]", (n,), x.dtype, n * 4,
+                              lambda: K.histogram(x, 256, range=(-4.0, 4.0), impl="cuda"), None, "", copy_gbs,
+                              config=json.dumps(row))
+        for block, warps, per_sm in ((4096, 8, 4), (8192, 8, 2), (2048, 4, 8), (4096, 4, 8)):
+            row = {"BLOCK": block, "num_warps": warps, "programs_per_sm": per_sm, "max_block_bins": 1024,
+                   "threads": 512, "blocks_per_sm": 4}
+            with tuned("histogram", row):
+                bandwidth_row("histogram triton [sweep]", (n,), x.dtype, n * 4,
+                              lambda: K.histogram(x, 256, range=(-4.0, 4.0), impl="triton"), None, "",
+                              copy_gbs, config=json.dumps(row))
     for impl in ("cuda", "triton"):
         for bins in (256, 10_000):
             bandwidth_row(f"histogram({bins} bins)", (n,), x.dtype, n * 4,
@@ -231,8 +251,7 @@ def bench_histogram_and_scan(n: int, copy_gbs: float) -> None:
 @guarded
 def gemm_row(kernel: str, size: int, ours: Callable[[], Any], impl: str, reference: Callable[[], Any],
              reference_name: str, target: str, config: str = "") -> dict[str, Any]:
-    ms, timing = measure(ours)
-    ref_ms = measure(reference)[0]
+    ms, timing, ref_ms = measure_pair(ours, reference)
     flops = 2 * size**3
     row = dict(kernel=kernel, shape=f"{size}^3", dtype="bfloat16", impl=impl, config=config, device=DEVICE,
                timing=timing, ms=ms, TFLOPs=flops / ms / 1e9, reference=reference_name, ref_ms=ref_ms,
@@ -316,7 +335,7 @@ def main() -> int:
     bench_elementwise_and_reductions(n, copy_gbs, args.sweep)
     bench_rows([256, 1024, 4096] if args.quick else [256, 512, 1024, 2048, 4096, 8192, 16384], copy_gbs,
                args.sweep)
-    bench_histogram_and_scan(1 << (24 if args.quick else 26), copy_gbs)
+    bench_histogram_and_scan(1 << (24 if args.quick else 26), copy_gbs, args.sweep)
     bench_gemm([1024] if args.quick else [4096, 8192], args.sweep)
     measured = [r for r in ROWS if "error" not in r]
     print_table([r for r in measured if "[sweep]" not in r["kernel"]])
@@ -340,6 +359,7 @@ def main() -> int:
 
 
 DEVICE = "?"
+ROUNDS = 3
 OUT_PATH = ""
 
 if __name__ == "__main__":

@@ -2,14 +2,15 @@
 
 On GPUs the CUDA C kernel runs by default: each warp aggregates the lanes that
 fall into the same bin (ballot + popcount) before one atomic, into per-block
-shared-memory bins when they fit. Triton has no ballots: one atomic per element."""
+shared-memory bins when they fit. Triton has no ballots: each program counts
+its elements with tl.histogram and adds them with one atomic per bin."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, cdiv, dtype_name, sms
+from portagpu.kernels._common import TRITON_FLOATS, cdiv, dtype_name, next_power_of_2, sms
 from portagpu.kernels._target import target_of
 
 from portagpu.errors import LaunchError
@@ -42,10 +43,16 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
     counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
     config = _tuning.config("histogram", target.vendor, n)
     if chosen == "triton":
-        from portagpu.kernels._triton.histogram import histogram_kernel
+        from portagpu.kernels._triton import histogram as kernels
 
-        _dispatch.launch_triton(histogram_kernel, (cdiv(n, config["BLOCK"]),), flat, counts, n, bins,
-                                lo, hi, target=target, config=config)
+        num_bins = next_power_of_2(bins + 1)  # + a spare bin for values outside the range
+        if num_bins <= config["max_block_bins"]:
+            programs = min(cdiv(n, config["BLOCK"]), sms(target, config, "programs_per_sm"))
+            _dispatch.launch_triton(kernels.histogram_blocks_kernel, (programs,), flat, counts, n, bins,
+                                    lo, hi, target=target, config=config, NUM_BINS=num_bins)
+        else:
+            _dispatch.launch_triton(kernels.histogram_kernel, (cdiv(n, config["BLOCK"]),), flat, counts, n,
+                                    bins, lo, hi, target=target, config=config)
     else:
         threads = int(config["threads"])
         blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))

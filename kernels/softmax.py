@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, as_rows, check_out, dtype_name, next_power_of_2
+from portagpu.kernels._common import (
+    TRITON_FLOATS,
+    as_rows,
+    cdiv,
+    check_out,
+    dtype_name,
+    next_power_of_2,
+)
 from portagpu.kernels._target import target_of
 
 
@@ -29,11 +36,15 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) 
     config = _tuning.config("softmax", target.vendor, cols)
     from portagpu.kernels._triton import softmax as kernels
 
-    fused = cols <= config["max_fused_cols"]
-    kernel = kernels.softmax_kernel if fused else kernels.softmax_looped_kernel
-    block = max(16, next_power_of_2(cols)) if fused else config["BLOCK"]
-    _dispatch.launch_triton(kernel, (rows,), rows_view, dest, cols, cols, cols,
-                            target=target, config=config, BLOCK=block)
+    if cols <= config["max_fused_cols"]:
+        per_program = int(config.get("ROWS", 1))
+        _dispatch.launch_triton(kernels.softmax_kernel, (cdiv(rows, per_program),), rows_view, dest, rows,
+                                cols, cols, cols, target=target, config=config, ROWS=per_program,
+                                BLOCK=max(16, next_power_of_2(cols)))
+    else:
+        meta = {k: v for k, v in config.items() if k != "ROWS"}
+        _dispatch.launch_triton(kernels.softmax_looped_kernel, (rows,), rows_view, dest, cols, cols, cols,
+                                target=target, config=meta)
     if moved:
         out.copy_(dest.movedim(-1, dim))
     return out

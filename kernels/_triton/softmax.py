@@ -1,6 +1,6 @@
 """Row softmax, numerically stable (the row maximum is subtracted first).
 
-softmax_kernel holds the whole row in registers (one read, one write);
+softmax_kernel holds whole rows in registers (one read, one write);
 softmax_looped_kernel serves rows too long for that: an online pass keeps a
 running maximum and a rescaled running sum, a second pass writes."""
 
@@ -9,13 +9,17 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, cols, x_row_stride, out_row_stride, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
+def softmax_kernel(x_ptr, out_ptr, rows, cols, x_row_stride, out_row_stride,
+                   ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    # ROWS rows per program: short rows alone leave a program too little to do
+    row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     offsets = tl.arange(0, BLOCK)
-    mask = offsets < cols
-    x = tl.load(x_ptr + row * x_row_stride + offsets, mask=mask, other=float("-inf")).to(tl.float32)
-    e = tl.exp(x - tl.max(x, 0))
-    tl.store(out_ptr + row * out_row_stride + offsets, e / tl.sum(e, 0), mask=mask)
+    mask = (row_ids[:, None] < rows) & (offsets[None, :] < cols)
+    x = tl.load(x_ptr + row_ids[:, None] * x_row_stride + offsets[None, :], mask=mask,
+                other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 1)[:, None])
+    y = e / tl.sum(e, 1)[:, None]
+    tl.store(out_ptr + row_ids[:, None] * out_row_stride + offsets[None, :], y, mask=mask)
 
 
 @triton.jit

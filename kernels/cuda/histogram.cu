@@ -1,6 +1,7 @@
-// Histogram with warp-aggregated atomics: lanes that fall in the same bin elect
-// one leader, which adds the group's size (popcount of a 64-bit ballot) once.
-// Correct at any warp width; on wave64 the ballot needs all 64 bits.
+// Histogram with warp-aggregated atomics: lanes that fall in the same bin
+// (pg_match_any: one instruction on NVIDIA, ballot rounds on AMD) elect one
+// leader, which adds the group's size (popcount of a 64-bit mask) once.
+// Correct at any warp width; on wave64 the masks need all 64 bits.
 #include "warp.cuh"
 
 // Bins privatised per block in shared memory (16 KiB); more bins go straight to
@@ -15,19 +16,21 @@ __device__ __forceinline__ int pg_bin_of(float v, float lo, float hi, int bins) 
 }
 
 // Called by every lane of the warp (uniform control flow); bin < 0 adds nothing.
+// Lanes with the same bin elect their lowest lane, which adds the group's size.
 __device__ __forceinline__ void pg_warp_aggregated_add(unsigned int* counts, int bin) {
-    pg_ballot_t pending = pg_ballot(bin >= 0);
-    while (pending) {  // warp-uniform: every lane sees the same ballot
-        const int leader = pg_first_lane(pending);
-        const int leader_bin = pg_shfl(bin, leader);
-        const pg_ballot_t group = pg_ballot(bin == leader_bin);
-        if (pg_lane_id() == leader) atomicAdd(&counts[leader_bin], (unsigned int)pg_popcount(group));
-        pending &= ~group;
+    const pg_ballot_t peers = pg_match_any(bin);
+    if (bin >= 0 && pg_first_lane(peers) == pg_lane_id()) {
+        atomicAdd(&counts[bin], (unsigned int)pg_popcount(peers));
     }
 }
 
-// Grid-stride over tiles of blockDim.x elements. With few enough bins each block
-// counts into shared memory and adds its counts to global memory once at the end.
+// Elements per thread per tile: their loads are issued together, before any
+// of the (dependent) warp votes.
+#define PG_HIST_ITEMS 4
+
+// Grid-stride over tiles of PG_HIST_ITEMS * blockDim.x elements. With few enough
+// bins each block counts into shared memory and adds its counts to global
+// memory once at the end.
 extern "C" __global__ void pg_histogram_f32(const float* __restrict__ x, unsigned int* __restrict__ counts,
                                             long long n, int bins, float lo, float hi) {
     __shared__ unsigned int block_counts[PG_HIST_SHARED_BINS];
@@ -37,11 +40,17 @@ extern "C" __global__ void pg_histogram_f32(const float* __restrict__ x, unsigne
         for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;
     }
     __syncthreads();
-    // The tile loop bound is the same for the whole block, so every lane reaches every ballot.
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
-        const long long i = base + threadIdx.x;
-        pg_warp_aggregated_add(local, i < n ? pg_bin_of(x[i], lo, hi, bins) : -1);
+    // The tile loop bound is the same for the whole block, so every lane reaches every vote.
+    const long long tile = (long long)blockDim.x * PG_HIST_ITEMS;
+    for (long long base = (long long)blockIdx.x * tile; base < n; base += (long long)gridDim.x * tile) {
+        int bin[PG_HIST_ITEMS];
+#pragma unroll
+        for (int k = 0; k < PG_HIST_ITEMS; ++k) {
+            const long long i = base + (long long)k * blockDim.x + threadIdx.x;  // coalesced
+            bin[k] = i < n ? pg_bin_of(x[i], lo, hi, bins) : -1;
+        }
+#pragma unroll
+        for (int k = 0; k < PG_HIST_ITEMS; ++k) pg_warp_aggregated_add(local, bin[k]);
     }
     if (privatise) {
         __syncthreads();

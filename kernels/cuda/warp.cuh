@@ -97,6 +97,25 @@ __device__ __forceinline__ pg_ballot_t pg_ballot(bool predicate) {
 __device__ __forceinline__ int pg_popcount(pg_ballot_t bits) { return __popcll(bits); }
 __device__ __forceinline__ int pg_first_lane(pg_ballot_t bits) { return __ffsll((long long)bits) - 1; }
 
+// The lanes of this warp whose `value` equals this lane's (this lane included).
+// Every lane must call it. NVIDIA has an instruction for it; HIP has none, so
+// there each round peels off the lanes that share the first pending lane's value.
+__device__ __forceinline__ pg_ballot_t pg_match_any(int value) {
+#if defined(PORTAGPU_HIP)
+    pg_ballot_t peers = 0;
+    pg_ballot_t pending = pg_ballot(true);
+    while (pending) {  // warp-uniform: every lane sees the same ballots
+        const int leader_value = pg_shfl(value, pg_first_lane(pending));
+        const pg_ballot_t group = pg_ballot(value == leader_value);
+        if (value == leader_value) peers = group;
+        pending &= ~group;
+    }
+    return peers;
+#else
+    return (pg_ballot_t)__match_any_sync(pg_full_mask(), value);
+#endif
+}
+
 struct PgSum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
 };

@@ -68,6 +68,7 @@ def test_gpu_defaults_come_from_the_table():
     assert _dispatch.choose("softmax", nvidia, None, fits="integer input") == "torch"
 
 
-def test_importing_the_package_imports_no_torch_or_triton():
+def test_importing_the_package_imports_no_torch_or_triton(tmp_path):
     code = "import sys, portagpu.kernels; assert not {'torch', 'triton'} & set(sys.modules), sys.modules.keys()"
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # from an empty folder, so that the installed portagpu is imported, not a source tree in cwd
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
