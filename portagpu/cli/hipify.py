@@ -362,6 +362,8 @@ def print_text(results: list[FileResult], total: dict[str, Any], out=None) -> No
             print(f"  not converted: {len(s['unconverted'])}", file=out)
             for u in s["unconverted"]:
                 print(f"    {u['line']}:{u['col']} {u['rule']} {u['message']}", file=out)
+            if s["libraries"]:
+                print(f"  needs: {', '.join(s['libraries'])}", file=out)
             for w in s["warnings"]:
                 print(f"  warning: {w}", file=out)
             for c in s.get("checks", []):
