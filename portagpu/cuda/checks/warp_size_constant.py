@@ -31,9 +31,10 @@ def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
         if name is None or value is None or not pattern.match(text_of(name)):
             continue
         parsed = parse_int(strip_comments(text_of(value)).strip("()"))
-        if parsed and parsed[0] == 32:
-            yield Hit(node.start_byte, node.end_byte - (1 if node.text.endswith(b"\n") else 0),
-                      {"name": text_of(name)})
+        at = value.text.find(b"32")
+        if parsed and parsed[0] == 32 and at >= 0:
+            # `#define WARP_SIZE 32`, without a trailing comment
+            yield Hit(node.start_byte, value.start_byte + at + 2, {"name": text_of(name)})
     for decl in unit.nodes("declaration", "field_declaration"):
         for name, init in declared_names(decl):
             if init is not None and pattern.match(name):
