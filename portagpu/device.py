@@ -17,6 +17,11 @@ Vendor = Literal["nvidia", "amd", "apple", "cpu"]
 BackendName = Literal["cuda", "rocm", "mps", "cpu"]
 
 ENV_VAR = "PORTAGPU_DEVICE"
+
+#: Bumped whenever detection runs anew or the cache is cleared. Hot paths (each
+#: kernel launch) keep the Device they got and compare this int, instead of
+#: calling detect(), which re-reads PORTAGPU_DEVICE (~1 us). Read-only.
+detection_count = 0
 BACKEND_NAMES: tuple[BackendName, ...] = ("cuda", "rocm", "mps", "cpu")
 
 
@@ -68,6 +73,9 @@ def _requested_backend() -> BackendName | None:
 def _devices(requested: BackendName | None) -> tuple[Device, ...]:
     from portagpu.backends import all_backends, get_backend
 
+    global detection_count
+    detection_count += 1
+
     if requested is not None:
         backend = get_backend(requested)
         found = tuple(backend.probe(force=True))
@@ -96,4 +104,6 @@ def detect() -> Device:
 
 def clear_cache() -> None:
     """Forget what was detected (tests, or after changing PORTAGPU_DEVICE)."""
+    global detection_count
+    detection_count += 1
     _devices.cache_clear()

@@ -14,22 +14,18 @@ from portagpu.runtime.triton_launch import TritonLauncher, is_triton_kernel
 # live as long as the process; their launchers hold the fast-path caches)
 _TRITON: dict[Any, TritonLauncher] = {}
 
-# detect() reads the environment on every call (~1 us); launches instead reuse
-# the device until the device layer detects again (clear_cache(), a new
-# PORTAGPU_DEVICE value), which shows as a new miss of its cache.
-_detections = getattr(getattr(_device_module, "_devices", None), "cache_info", None)
-_cached: list[Any] = [None, None, None]  # [detect function, detection count, Device]
+# detect() re-reads PORTAGPU_DEVICE on every call (~1 us); launches reuse the
+# device until the device layer detects anew (clear_cache(), or detect() seeing
+# a new PORTAGPU_DEVICE value), which bumps its detection_count.
+_cached: list[Any] = [-1, None]  # [detection_count when read, Device]
 
 
 def current_device() -> Any:
-    if _detections is not None:
-        count = _detections().misses
-        if _cached[0] is detect and _cached[1] == count:
-            return _cached[2]
-        device = detect()
-        _cached[:] = [detect, _detections().misses, device]
-        return device
-    return detect()
+    if _cached[0] == _device_module.detection_count:
+        return _cached[1]
+    device = detect()
+    _cached[:] = [_device_module.detection_count, device]
+    return device
 
 
 def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, block: Any = None,

@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from portagpu.device import Device
+from portagpu.device import Device, clear_cache
 
 
 def make_device(backend: str, arch: str, warp: int | None, index: int = 0) -> Device:
@@ -39,9 +39,11 @@ def use_device(monkeypatch):
     def use(name: str) -> Device:
         device = SIMULATED[name]()
         monkeypatch.setattr("portagpu.runtime.dispatch.detect", lambda: device)
+        clear_cache()  # launches re-read the device only after a new detection
         return device
 
-    return use
+    yield use
+    clear_cache()  # the next test must not see the simulated device
 
 
 class FakeArray:
