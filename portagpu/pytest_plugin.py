@@ -1,8 +1,8 @@
 """pytest plugin: device-aware markers, fixtures and report lines.
 
-Loaded through the ``pytest11`` entry point, so installing portagpu is enough
-(with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` set, pass ``-p portagpu.pytest_plugin``;
-``-p no:portagpu`` turns it off).
+Loaded through the ``pytest11`` entry point named ``portagpu``, so installing
+portagpu is enough (with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` set, pass
+``-p portagpu``; ``-p no:portagpu`` turns it off). docs/ci.md has the details.
 
 Markers (a test may carry several: it needs any one of its backend markers,
 and every warp size requirement)::

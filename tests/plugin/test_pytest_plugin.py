@@ -298,3 +298,32 @@ def test_backend_names_match_the_device_layer():
 
     assert pytest_plugin.BACKENDS == tuple(BACKEND_NAMES)
     assert pytest_plugin.ENV_VAR == ENV_VAR
+
+
+def test_autoload_disabled_loads_with_p_portagpu(pytester, monkeypatch, simulate):
+    simulate("cpu")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.cuda
+        def test_cuda(): pass
+    """)
+    quiet = ("-W", "ignore::pytest.PytestUnknownMarkWarning")
+    pytester.runpytest(*quiet).assert_outcomes(passed=1)  # no plugin: the marker is inert
+    loaded = pytester.runpytest("-p", "portagpu", *quiet)
+    loaded.assert_outcomes(skipped=1)
+    loaded.stdout.fnmatch_lines(["portagpu: 1 skipped for vendor (cuda: 1)*"])
+
+
+def test_p_no_portagpu_turns_it_off(pytester, simulate):
+    spy = simulate("cpu")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.cuda
+        def test_cuda(): pass
+    """)
+    result = pytester.runpytest("-p", "no:portagpu", "-W", "ignore::pytest.PytestUnknownMarkWarning")
+    result.assert_outcomes(passed=1)
+    assert spy.calls == 0
