@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from portagpu.lint import meta
 from portagpu.lint.config import LintConfig
@@ -84,7 +84,7 @@ def lint_text(
     try:
         check = _checker(language) if active else None
         if check is not None:
-            findings = [f for f in check(path, text, active, settings) if f.code in codes]
+            findings = [f for f in _check(check, text, path, language, active, settings) if f.code in codes]
         elif language == "python" and meta.SYNTAX_ERROR in codes:
             _syntax_check(text, path)
     except ParseFailure as exc:
@@ -97,6 +97,34 @@ def lint_text(
         findings = _internal(path, f"{type(exc).__name__}: {exc}", by_id)
     findings = apply_suppressions(text, findings, language)
     return sorted(findings, key=Finding.sort_key)
+
+
+# blank top-level blocks no rule can care about before parsing (narrow.py);
+# PORTAGPU_LINT_FULL_PARSE=1 turns it off, e.g. to compare the findings
+NARROW = os.environ.get("PORTAGPU_LINT_FULL_PARSE", "") in ("", "0")
+
+
+@lru_cache(maxsize=16)
+def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[str, ...] | None:
+    rules = [Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks) for i, toks, lang in key]  # type: ignore[arg-type]
+    scan = PreScan(rules, "python")
+    if scan.everything or scan.embedded_everything:
+        return None  # some rule cannot say what it looks for: keep everything
+    return (scan.tokens or ()) + (scan.triggers or ())
+
+
+def _check(check: Checker, text: str, path: str, language: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    if language == "python" and NARROW:
+        from portagpu.lint.narrow import narrow
+
+        tokens = _narrow_tokens(tuple((r.id, r.tokens, r.language) for r in rules))
+        narrowed = narrow(text, tokens) if tokens else None
+        if narrowed is not None:
+            try:
+                return check(path, narrowed, rules, settings)
+            except ParseFailure:
+                pass  # parse the whole file: the error's position is then the real one
+    return check(path, text, rules, settings)
 
 
 def lint_source(

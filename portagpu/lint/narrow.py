@@ -1,0 +1,159 @@
+"""Parse less: blank out the top-level functions and classes of a Python file
+that no selected rule could care about, before the checkers parse it.
+
+Parsing (`ast`) is about half of a cold run, and in GPU-heavy files about a
+third of the text sits in top-level `def`/`class` blocks that contain none of
+the rules' tokens. Such a block is replaced by blank lines, so every other
+line keeps its number and columns: findings, fixes and suppressions need no
+translation. A block is kept if it mentions any token, or any name that a
+token line binds (`from torch.cuda import synchronize`, `DEV = "cuda"`), so
+aliases defined elsewhere still resolve. Boundaries come from a scan that
+skips triple-quoted strings; if the narrowed text does not parse, the engine
+parses the whole file instead (a syntax error keeps its real position)."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Iterable
+
+# triple-quoted strings: a column-0 `def` inside a docstring is not code.
+# (Single-quoted strings cannot span lines without a backslash.) A stray
+# triple quote in a comment can only merge blocks, which is safe, or split
+# one, which the parse check after narrowing catches.
+_TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
+_BLOCK_START = re.compile(r"(?:@|def[ \t(]|class[ \t(:]|async[ \t]+def[ \t])")
+_FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)?|[^\n;#]*)")
+_IMPORT_AS = re.compile(r"[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)")
+_ASSIGN = re.compile(r"[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
+
+
+def _lines_with(text: str, tokens: Iterable[str], starts: list[int]) -> set[int]:
+    lines: set[int] = set()
+    for token in tokens:
+        at = text.find(token)
+        while at >= 0:
+            line = bisect.bisect_right(starts, at)
+            lines.add(line)
+            at = text.find(token, starts[line] if line < len(starts) else len(text))
+    return lines
+
+
+def _minimal(tokens: Iterable[str]) -> tuple[str, ...]:
+    """Without tokens that contain another: their lines are a subset."""
+    kept: list[str] = []
+    for token in sorted({t for t in tokens if t}, key=len):
+        if not any(k in token for k in kept):
+            kept.append(token)
+    return tuple(kept)
+
+
+def bound_names(
+    text: str, tokens: Iterable[str], starts: list[int] | None = None, token_lines: set[int] | None = None
+) -> set[str]:
+    """Names bound on lines that mention a token (imports, assignments): code
+    elsewhere can reach a GPU API through them without spelling a token."""
+    if starts is None:
+        starts = _starts(text.splitlines(keepends=True))
+    if token_lines is None:
+        token_lines = _lines_with(text, _minimal(tokens), starts)
+    names: set[str] = set()
+    for line in token_lines:
+        begin = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(text)
+        body = text[begin:end]
+        m = _FROM_IMPORT.match(body)
+        if m:
+            group = m.group(1)
+            if group.startswith("(") and not group.endswith(")"):
+                close = text.find(")", begin)
+                group = text[begin + m.start(1) : close if close >= 0 else len(text)]
+            for part in group.strip("()").split(","):
+                words = part.split()
+                if words:
+                    names.add(words[-1])
+            continue
+        m = _IMPORT_AS.match(body) or _ASSIGN.match(body)
+        if m:
+            names.add(m.group(1))
+    return {n for n in names if _NAME.fullmatch(n) and n != "_"}
+
+
+def _starts(lines: list[str]) -> list[int]:
+    return [0, *itertools.accumulate(map(len, lines))]
+
+
+def _string_interiors(text: str, starts: list[int]) -> set[int]:
+    """1-based lines that begin inside a multi-line (triple-quoted) string:
+    triple quotes paired in order, the other kind ignored inside one."""
+    inside: set[int] = set()
+    opened_at, quote = -1, ""
+    for m in _TRIPLE_QUOTE.finditer(text):
+        if not quote:
+            opened_at, quote = m.start(), m.group()
+        elif m.group() == quote and text[m.start() - 1] != "\\":
+            first = bisect.bisect_right(starts, opened_at)
+            last = bisect.bisect_right(starts, m.start())
+            if last > first:
+                inside.update(range(first + 1, last + 1))
+            quote = ""
+    return inside
+
+
+_HEAD = re.compile(r"^[^\s#)\]}]", re.M)  # a column-0 line that may start a statement
+
+
+def narrow(text: str, tokens: Iterable[str]) -> str | None:
+    """The text with irrelevant top-level blocks blanked, or None when that
+    would save too little to be worth it."""
+    tokens = _minimal(tokens)
+    if not tokens or ("def" not in text and "class" not in text):
+        return None
+    lines = text.splitlines(keepends=True)
+    starts = _starts(lines)
+    inside = _string_interiors(text, starts)
+    # top-level statement starts: column-0 code lines outside strings, not a
+    # closing bracket, not after a backslash continuation
+    heads = []
+    for m in _HEAD.finditer(text):
+        number = bisect.bisect_right(starts, m.start())
+        if number in inside or (number > 1 and lines[number - 2].rstrip("\r\n").endswith("\\")):
+            continue
+        heads.append(number)
+    if not heads:
+        return None
+    token_lines = _lines_with(text, tokens, starts)
+    names = bound_names(text, tokens, starts, token_lines)
+    names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))
+    relevant = sorted(token_lines | _lines_with(text, names_minimal, starts))
+    blank: list[tuple[int, int]] = []
+    index = 0
+    while index < len(heads):
+        head = heads[index]
+        if not _BLOCK_START.match(lines[head - 1]):
+            index += 1
+            continue
+        # decorators belong to the def/class that follows them
+        end_index = index
+        while end_index + 1 < len(heads) and lines[heads[end_index] - 1].startswith("@"):
+            end_index += 1
+        stop = heads[end_index + 1] if end_index + 1 < len(heads) else len(lines) + 1
+        first_relevant = bisect.bisect_left(relevant, head)
+        if first_relevant == len(relevant) or relevant[first_relevant] >= stop:
+            blank.append((head, stop))
+        index = end_index + 1
+    saved = sum(starts[b - 1] - starts[a - 1] for a, b in blank)
+    if saved < MIN_SAVING * len(text):
+        return None
+    out = []
+    previous = 1
+    for a, b in blank:
+        out.append(text[starts[previous - 1] : starts[a - 1]])
+        out.append("\n" * (b - a))
+        previous = b
+    out.append(text[starts[previous - 1] :])
+    return "".join(out)

@@ -1,0 +1,103 @@
+"""Narrowing (portagpu/lint/narrow.py) blanks top-level blocks no rule can care
+about; it must never change what the checkers find."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from portagpu.lint import engine
+from portagpu.lint.engine import lint_paths
+from portagpu.lint.narrow import bound_names, narrow
+
+SOURCE = '''import torch
+from torch.cuda import (synchronize as sync,
+   Stream)
+import torch.cuda as tc
+DEV = "cuda"
+
+
+def plain():
+    """A docstring with code at column 0:
+def fake():
+    fake_call()
+    """
+    return 1
+
+
+@decorator(
+    arg=1,
+)
+def uses_alias():
+    sync()
+
+
+def uses_module_alias():
+    tc.foo()
+
+
+class Unrelated(
+    Base,
+):
+    x = 1
+
+
+def direct():
+    torch.cuda.foo()
+
+
+def last(): pass
+'''
+
+
+def test_narrow_keeps_line_numbers_and_relevant_blocks():
+    out = narrow(SOURCE, ["cuda"])
+    assert out is not None
+    assert out.count("\n") == SOURCE.count("\n")
+    kept = {i for i, line in enumerate(out.splitlines(), 1) if line.strip()}
+    original = SOURCE.splitlines()
+    for number in kept:  # every kept line is unchanged, in place
+        assert out.splitlines()[number - 1] == original[number - 1]
+    text = out
+    assert "def plain" not in text and "class Unrelated" not in text and "def last" not in text
+    assert "def uses_alias" in text and "@decorator(" in text and "arg=1," in text  # via `sync`
+    assert "def uses_module_alias" in text  # via `tc`
+    assert "def direct" in text and "DEV = " in text and "import torch.cuda as tc" in text
+
+
+def test_bound_names():
+    assert bound_names(SOURCE, ["cuda"]) == {"sync", "Stream", "tc", "DEV"}
+
+
+def test_small_savings_are_not_worth_a_copy():
+    relevant = "import torch\n" + "torch.cuda.x()\n" * 40
+    assert narrow(relevant + "def f():\n    pass\n", ["cuda"]) is None
+    assert narrow("x = 1\n", ["cuda"]) is None
+
+
+def _tree(root: Path) -> list[int]:
+    """Writes a.py; returns the lines the toy checker must flag."""
+    text = (
+        "from mod import cuda_sync as go\n\n"
+        + "".join(f"def filler{i}():\n    return {i}\n\n" for i in range(30))
+        + "def f():\n    go()\n    cuda_sync()\n\n"
+        + 'def g():\n    """\ndef h():\n    cuda_sync()\n    """\n'
+        + "class K:\n    def m(self):\n        cuda_sync()  # noqa: TX102\n"
+    )
+    (root / "a.py").write_text(text)
+    return [i for i, line in enumerate(text.splitlines(), 1) if "cuda_sync()" in line]
+
+
+def test_findings_are_the_same_with_and_without_narrowing(toy, tmp_path, monkeypatch):
+    expected = _tree(tmp_path)
+    narrowed = lint_paths([tmp_path], toy(cache=False))
+    monkeypatch.setattr(engine, "NARROW", False)
+    full = lint_paths([tmp_path], toy(cache=False))
+    assert narrowed.findings == full.findings
+    assert [f.line for f in full.findings] == expected and len(expected) == 3
+
+
+def test_a_narrowed_text_that_does_not_parse_falls_back_to_the_whole_file(toy, tmp_path, monkeypatch):
+    expected = _tree(tmp_path)
+    monkeypatch.setattr("portagpu.lint.narrow.narrow", lambda text, tokens: "def broken(:\n")
+    result = lint_paths([tmp_path], toy(cache=False))
+    assert [f.line for f in result.findings] == expected
