@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -224,10 +225,25 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
     return json.dumps(log, indent=2)
 
 
+_API = re.compile(r"`([^`]+)`")
+
+
+def _api(message: str) -> str | None:
+    """The API a message names first (`torch.cuda.synchronize()`), if any."""
+    m = _API.search(message)
+    return m.group(1) if m else None
+
+
 def statistics(findings: Sequence[Finding], rules: Sequence[Rule], targets: Sequence[str]) -> list[dict]:
-    """The inventory: each code found, how often, and whether it breaks each target."""
+    """The inventory: each code found, how often, in which files, whether it
+    breaks each target, and the APIs behind it with their counts."""
     by_id = {r.id: r for r in rules}
     counts = Counter(f.code for f in findings)
+    apis: dict[str, Counter] = defaultdict(Counter)
+    for f in findings:
+        api = _api(f.message)
+        if api:
+            apis[f.code][api] += 1
     fixable = Counter(f.code for f in findings if _fixable(f))
     rows = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -243,6 +259,7 @@ def statistics(findings: Sequence[Finding], rules: Sequence[Rule], targets: Sequ
                     for t in (targets or ALL_TARGETS)
                 },
                 "files": len({f.path for f in findings if f.code == code}),
+                "apis": dict(apis[code].most_common()),
             }
         )
     return rows
@@ -254,7 +271,7 @@ def format_statistics(rows: list[dict], targets: Sequence[str], style: Style) ->
     name_width = max(len(r["name"]) for r in rows)
     header = f"{'count':>6}  {'code':<6} {'name':<{name_width}}  {'files':>5}  " + "  ".join(
         f"{t:<6}" for t in targets
-    ) + "  fixable"
+    ) + "  fixable  most used"
     out = [style.bold(header)]
     for r in rows:
         status = "  ".join(
@@ -263,5 +280,8 @@ def format_statistics(rows: list[dict], targets: Sequence[str], style: Style) ->
         )
         fix = f"[*] {r['fixable']}" if r["fixable"] else ""
         code = style.red(f"{r['code']:<6}")
-        out.append(f"{r['count']:>6}  {code} {r['name']:<{name_width}}  {r['files']:>5}  {status}  {fix}")
+        used = ", ".join(f"{api} ({n})" for api, n in list(r["apis"].items())[:3])
+        if len(used) > 70:
+            used = used[:67] + "..."
+        out.append(f"{r['count']:>6}  {code} {r['name']:<{name_width}}  {r['files']:>5}  {status}  {fix:<7}  {used}".rstrip())
     return "\n".join(out)

@@ -95,11 +95,15 @@ def test_github_and_grouped_formats(project, capsys):
 def test_statistics_inventory_with_target_status(project, capsys):
     out = _run(capsys, "src", "--statistics")[1]
     header, *rows = out.splitlines()
-    assert header.split() == ["count", "code", "name", "files", "rocm", "mps", "cpu", "fixable"]
+    assert header.split() == ["count", "code", "name", "files", "rocm", "mps", "cpu", "fixable", "most", "used"]
     assert rows[0].split()[:7] == ["1", "TX101", "toy-cuda-sync", "1", "ok", "breaks", "breaks"]
+    assert rows[0].endswith("[*] 1    cuda_sync() (1)")
     data = json.loads(_run(capsys, "src", "--statistics", "--format", "json", "--target", "rocm")[1])
     assert data == [
-        {"code": "TX102", "name": "toy-warp32", "count": 1, "fixable": 0, "status": {"rocm": "breaks"}, "files": 1}
+        {
+            "code": "TX102", "name": "toy-warp32", "count": 1, "fixable": 0,
+            "status": {"rocm": "breaks"}, "files": 1, "apis": {"warp32": 1},
+        }
     ]
 
 
