@@ -525,6 +525,13 @@ POOL_MIN_FILES = 8
 CHUNK_FILES, CHUNK_CHARS = 8, 512 * 1024
 
 
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1  # honours taskset/cgroup cpusets
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class _Runner:
     """Runs jobs here or on a process pool that starts as soon as there is
     enough work, so the workers parse while this process is still finding,
@@ -533,9 +540,10 @@ class _Runner:
 
     def __init__(self, rules: tuple[Rule, ...], settings: LintSettings, workers: int | None, progress: Progress | None) -> None:
         self.rules, self.settings, self.progress = rules, settings, progress
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or _usable_cpus()
         self.pool = None
         self.futures: list = []
+        self.chunks: dict = {}  # future -> its jobs, to report them if a worker dies
         self.buffer: list[_Job] = []
         self.buffered_chars = 0
         self.total = 0
@@ -564,7 +572,9 @@ class _Runner:
 
     def _flush(self) -> None:
         if self.buffer:
-            self.futures.append(self.pool.submit(_run_chunk, self.buffer))  # type: ignore[union-attr]
+            future = self.pool.submit(_run_chunk, self.buffer)  # type: ignore[union-attr]
+            self.futures.append(future)
+            self.chunks[future] = self.buffer
             self.buffer, self.buffered_chars = [], 0
 
     def outcomes(self) -> Iterable[FileOutcome]:
@@ -578,7 +588,12 @@ class _Runner:
         done = 0
         try:
             for future in as_completed(self.futures):
-                outcomes = future.result()
+                try:
+                    outcomes = future.result()
+                except Exception as exc:  # a worker died (killed, out of memory): one PG907 per file
+                    detail = f"worker process failed: {type(exc).__name__}: {exc}"
+                    by_id = {r.id: r for r in self.rules}
+                    outcomes = [FileOutcome(j.path, _internal(j.path, detail, by_id)) for j in self.chunks[future]]
                 done += len(outcomes)
                 yield from outcomes
                 if self.progress:

@@ -140,3 +140,27 @@ def test_prescan_counts_cuda_tokens_in_python_only_next_to_a_kernel_call():
     assert not scan.wants("k = cupy.RawKernel(src, 'k')\n")  # no CUDA token at all
     assert scan.wants("x.cuda()\n")
     assert PreScan([cuda], "cuda").wants("int lanes = 32;")
+
+
+def test_a_dying_worker_costs_one_pg907_per_file_not_the_run(toy, tmp_path, monkeypatch):
+    import os
+
+    for i in range(12):
+        _write(tmp_path, f"m{i:02d}.py", "cuda_sync()\n" + ("explode_worker = 1\n" if i == 3 else ""))
+
+    real_check = engine._checker("python")
+
+    def dying(path, text, rules, settings):
+        if "explode_worker" in text:
+            os._exit(3)  # as if killed by the OOM killer
+        return real_check(path, text, rules, settings)
+
+    monkeypatch.setattr(engine, "_checker", lambda language: dying if language == "python" else None)
+    monkeypatch.setattr(engine, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(engine, "CHUNK_FILES", 1)
+    result = lint_paths([tmp_path], toy(jobs=2, cache=False))
+    codes = {Path(f.path).name: f.code for f in result.findings}
+    assert codes["m03.py"] == "PG907" and "worker process failed" in next(
+        f.message for f in result.findings if f.path.endswith("m03.py")
+    )
+    assert len(codes) == 12  # every file has its finding or its diagnostic
