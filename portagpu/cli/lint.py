@@ -122,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
     )
     progress.clear()
 
-    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout  # noqa: SIM115
+    try:
+        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout  # noqa: SIM115
+    except OSError as exc:
+        raise ConfigError(f"{args.output_file}: cannot write the report: {exc.strerror}") from None
     try:
         style = report.Style(_colour(out) and args.format in ("text", "grouped"))
         _emit(args, config, result, report, style, out)

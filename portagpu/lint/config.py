@@ -143,15 +143,16 @@ def _code_stamp() -> str:
 
     base = Path(portagpu.__file__).parent
     parts = []
-    for folder in ("lint", "cuda", "lint/python"):
-        try:
-            with os.scandir(base / folder) as entries:
-                for entry in entries:
-                    if entry.name.endswith(".py"):
-                        st = entry.stat()
-                        parts.append(f"{folder}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            continue
+    for top in ("lint", "cuda"):
+        for folder, dirs, files in os.walk(base / top):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in files:
+                if name.endswith(".py"):
+                    try:
+                        st = os.stat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    parts.append(f"{os.path.relpath(folder, base)}/{name}:{st.st_size}:{st.st_mtime_ns}")
     return ";".join(sorted(parts))
 
 
