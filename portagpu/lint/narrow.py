@@ -130,30 +130,71 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     names = bound_names(text, tokens, starts, token_lines)
     names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))
     relevant = sorted(token_lines | _lines_with(text, names_minimal, starts))
-    blank: list[tuple[int, int]] = []
-    index = 0
-    while index < len(heads):
-        head = heads[index]
-        if not _BLOCK_START.match(lines[head - 1]):
-            index += 1
-            continue
-        # decorators belong to the def/class that follows them
-        end_index = index
-        while end_index + 1 < len(heads) and lines[heads[end_index] - 1].startswith("@"):
-            end_index += 1
-        stop = heads[end_index + 1] if end_index + 1 < len(heads) else len(lines) + 1
-        first_relevant = bisect.bisect_left(relevant, head)
-        if first_relevant == len(relevant) or relevant[first_relevant] >= stop:
-            blank.append((head, stop))
-        index = end_index + 1
-    saved = sum(starts[b - 1] - starts[a - 1] for a, b in blank)
+    blank: list[tuple[int, int, str]] = []
+    for head, stop, irrelevant in _blocks(heads, lines, relevant, len(lines) + 1):
+        if irrelevant:
+            blank.append((head, stop, ""))
+        else:  # a class that matters: its methods that do not can still go
+            blank.extend(_method_blanks(lines, head, stop, inside, relevant))
+    saved = sum(starts[b - 1] - starts[a - 1] for a, b, _ in blank)
     if saved < MIN_SAVING * len(text):
         return None
     out = []
     previous = 1
-    for a, b in blank:
+    for a, b, indent in sorted(blank):
         out.append(text[starts[previous - 1] : starts[a - 1]])
-        out.append("\n" * (b - a))
+        # a blanked method leaves `pass` so that its class body stays valid
+        out.append(f"{indent}pass\n" + "\n" * (b - a - 1) if indent else "\n" * (b - a))
         previous = b
     out.append(text[starts[previous - 1] :])
     return "".join(out)
+
+
+def _blocks(heads: list[int], lines: list[str], relevant: list[int], end: int):
+    """(head, stop, irrelevant) for each def/class among statement heads at
+    one indentation; decorators belong to the definition after them."""
+    index = 0
+    while index < len(heads):
+        head = heads[index]
+        if not _BLOCK_START.match(lines[head - 1].lstrip(" \t")):
+            index += 1
+            continue
+        end_index = index
+        while end_index + 1 < len(heads) and lines[heads[end_index] - 1].lstrip(" \t").startswith("@"):
+            end_index += 1
+        stop = heads[end_index + 1] if end_index + 1 < len(heads) else end
+        first = bisect.bisect_left(relevant, head)
+        yield head, stop, first == len(relevant) or relevant[first] >= stop
+        index = end_index + 1
+
+
+_CLASS_LINE = re.compile(r"class[ \t]+\w+[ \t]*(?:\([^()\n]*\))?[ \t]*:[ \t]*(?:#[^\n]*)?\r?\n?$")
+
+
+def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], relevant: list[int]):
+    """Blocks to blank inside a top-level class with a one-line header: its
+    methods that mention nothing relevant."""
+    class_line = next((n for n in range(head, stop) if not lines[n - 1].startswith("@")), None)
+    if class_line is None or not _CLASS_LINE.match(lines[class_line - 1]):
+        return []
+    indent = None
+    heads = []
+    for number in range(class_line + 1, stop):
+        line = lines[number - 1]
+        body = line.lstrip(" \t")
+        if not body or body[0] in "#\r\n)]}" or number in inside:
+            continue
+        if lines[number - 2].rstrip("\r\n").endswith("\\"):
+            continue
+        prefix = line[: len(line) - len(body)]
+        if indent is None:
+            if not prefix:
+                return []
+            indent = prefix
+        if prefix == indent:
+            heads.append(number)
+        elif len(prefix) < len(indent) or not prefix.startswith(indent):
+            return []  # inconsistent indentation: leave this class alone
+    if indent is None:
+        return []
+    return [(a, b, indent) for a, b, irrelevant in _blocks(heads, lines, relevant, stop) if irrelevant]

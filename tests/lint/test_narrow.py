@@ -101,3 +101,33 @@ def test_a_narrowed_text_that_does_not_parse_falls_back_to_the_whole_file(toy, t
     monkeypatch.setattr("portagpu.lint.narrow.narrow", lambda text, tokens: "def broken(:\n")
     result = lint_paths([tmp_path], toy(cache=False))
     assert [f.line for f in result.findings] == expected
+
+
+def test_methods_of_a_relevant_class_are_narrowed_and_the_class_stays_valid():
+    import ast
+
+    source = (
+        "import torch\n"
+        "class Backend(Base):\n"
+        '    """doc"""\n'
+        "    name = 'x'\n\n"
+        "    @staticmethod\n"
+        "    def helper(\n"
+        "        y,\n"
+        "    ):\n"
+        "        return y\n\n"
+        "    def sync(self):\n"
+        "        torch.cuda.synchronize()\n\n"
+        "    async def other(self):\n"
+        "        return 2\n"
+        "class Empty:\n"
+        "    def only(self):\n"
+        "        return torch.cuda\n"
+    ) + "def filler():\n    pass\n" * 3
+    out = narrow(source, ["cuda"])
+    assert out is not None and out.count("\n") == source.count("\n")
+    ast.parse(out)
+    lines = out.splitlines()
+    assert lines[5] == "    pass" and "def helper" not in out and "async def other" not in out
+    assert lines[11:13] == ["    def sync(self):", "        torch.cuda.synchronize()"]
+    assert "def only" in out and "name = 'x'" in out and '"""doc"""' in out
