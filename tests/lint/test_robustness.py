@@ -79,3 +79,43 @@ def test_lint_paths_never_crashes(tree):
         for name, data in tree:
             if b"\0" in data:
                 assert Path(name).name in by_file
+
+
+def _indent(block: str, prefix: str) -> str:
+    return "".join(prefix + line if line.strip() else line for line in block.splitlines(keepends=True))
+
+
+statement = st.sampled_from(GPU_LINES[1:4] + ["x = 1\n", "y = compute(x)\n", '"""doc\ndef fake():\n    torch.cuda.x()\n"""\n', "return dev\n"])
+function = st.tuples(st.sampled_from(["f", "g", "cuda_helper", "h"]), st.lists(statement, min_size=1, max_size=3)).map(
+    lambda t: f"def {t[0]}():\n" + _indent("".join(t[1]), "    ")
+)
+klass = st.tuples(st.sampled_from(["Plain", "CudaThing"]), st.lists(function, min_size=1, max_size=3)).map(
+    lambda t: f"class {t[0]}(Base):\n" + _indent("\n".join(t[1]), "    ")
+)
+module = st.lists(st.one_of(function, klass, st.sampled_from(GPU_LINES[:4] + ["from torch.cuda import synchronize as sync\n", "dev = 'cuda'\n"])), min_size=1, max_size=8).map(
+    lambda parts: "import torch\n" + "\n".join(parts)
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(module)
+def test_narrowing_never_changes_findings(text):
+    import pytest
+
+    from portagpu.lint import engine
+
+    if not engine.checker_available("python"):
+        pytest.skip("the Python checkers are not in the tree yet")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "m.py").write_text(text)
+        config = LintConfig(root=root, cache=False, jobs=1)
+        saved = engine.NARROW
+        try:
+            engine.NARROW = True
+            narrowed = lint_paths([root], config).findings
+            engine.NARROW = False
+            full = lint_paths([root], config).findings
+        finally:
+            engine.NARROW = saved
+        assert narrowed == full, text
