@@ -110,12 +110,14 @@ def test_narrowing_never_changes_findings(text):
         root = Path(tmp)
         (root / "m.py").write_text(text)
         config = LintConfig(root=root, cache=False, jobs=1)
-        saved = engine.NARROW
+        from portagpu.lint import narrow
+
+        saved = engine.NARROW, narrow.MIN_SAVING
         try:
-            engine.NARROW = True
+            engine.NARROW, narrow.MIN_SAVING = True, 0.0  # narrow whatever can be
             narrowed = lint_paths([root], config).findings
             engine.NARROW = False
             full = lint_paths([root], config).findings
         finally:
-            engine.NARROW = saved
+            engine.NARROW, narrow.MIN_SAVING = saved
         assert narrowed == full, text
