@@ -39,8 +39,12 @@ def module(file: str) -> Any:
     return portagpu.CudaModule(source(file), options=("--std=c++17",))
 
 
-def launch(file: str, name: str, grid: tuple[int, ...], block: int, *args: Any) -> None:
-    """Run kernel `name` of kernels/cuda/<file> on `grid` blocks of `block` threads."""
+def launch(file: str, name: str, grid: tuple[int, ...], block: int, *args: Any, shared_mem: int = 0) -> None:
+    """Run kernel `name` of kernels/cuda/<file> on `grid` blocks of `block` threads,
+    with `shared_mem` bytes of dynamic shared memory per block."""
     import portagpu
 
-    portagpu.launch(module(file)[name], grid, *args, block=(block,))
+    if shared_mem:
+        portagpu.launch(module(file)[name], grid, *args, block=(block,), shared_mem=shared_mem)
+    else:
+        portagpu.launch(module(file)[name], grid, *args, block=(block,))

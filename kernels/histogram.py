@@ -1,8 +1,8 @@
 """Histogram of values into equal-width bins (torch.histc), counts as int64.
 
-On GPUs the CUDA C kernel runs by default: each warp aggregates the lanes that
-fall into the same bin (ballot + popcount) before one atomic, into per-block
-shared-memory bins when they fit. Triton has no ballots: each program counts
+On GPUs the CUDA C kernel runs by default: where many lanes of a warp fall into
+one bin, the warp aggregates them (match + popcount) before one atomic; bins are
+privatised per block in dynamic shared memory when they fit. Triton has no ballots: each program counts
 its elements with tl.histogram and adds them with one atomic per bin."""
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
     else:
         threads = int(config["threads"])
         blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
-        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, flat, counts, n, bins, lo, hi)
+        # privatise the bins in shared memory when they fit the launch-time limit
+        shared = bins * 4 if bins * 4 <= config["max_shared_bytes"] else 0
+        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, flat, counts, n, bins, lo, hi,
+                     int(shared > 0), shared_mem=shared)
     return counts.to(torch.int64)
 
 

@@ -4,9 +4,6 @@
 // Correct at any warp width; on wave64 the masks need all 64 bits.
 #include "warp.cuh"
 
-// Bins privatised per block in shared memory (16 KiB); more bins go straight to
-// global memory.
-#define PG_HIST_SHARED_BINS 4096
 
 // Bin of v in [lo, hi] with torch.histc's arithmetic (hi falls in the last bin); -1 outside.
 __device__ __forceinline__ int pg_bin_of(float v, float lo, float hi, int bins) {
@@ -24,17 +21,29 @@ __device__ __forceinline__ void pg_warp_aggregated_add(unsigned int* counts, int
     }
 }
 
+// Aggregate only where it pays: when many lanes share a bin their atomics would
+// serialise, but on spread-out data finding the groups costs more than it saves.
+// The test (how many lanes share lane 0's bin) is warp-uniform, so both paths are.
+__device__ __forceinline__ void pg_histogram_add(unsigned int* counts, int bin) {
+    const bool crowded = pg_popcount(pg_ballot(bin == pg_shfl(bin, 0))) > PORTAGPU_WARP_SIZE / 4;
+    if (crowded) {
+        pg_warp_aggregated_add(counts, bin);
+    } else if (bin >= 0) {
+        atomicAdd(&counts[bin], 1u);
+    }
+}
+
 // Elements per thread per tile: their loads are issued together, before any
 // of the (dependent) warp votes.
 #define PG_HIST_ITEMS 4
 
-// Grid-stride over tiles of PG_HIST_ITEMS * blockDim.x elements. With few enough
-// bins each block counts into shared memory and adds its counts to global
-// memory once at the end.
+// Grid-stride over tiles of PG_HIST_ITEMS * blockDim.x elements. When the
+// launch gives dynamic shared memory for the bins (bins * 4 bytes), each block
+// counts there and adds its counts to global memory once at the end; with none,
+// it counts straight into global memory.
 extern "C" __global__ void pg_histogram_f32(const float* __restrict__ x, unsigned int* __restrict__ counts,
-                                            long long n, int bins, float lo, float hi) {
-    __shared__ unsigned int block_counts[PG_HIST_SHARED_BINS];
-    const bool privatise = bins <= PG_HIST_SHARED_BINS;
+                                            long long n, int bins, float lo, float hi, int privatise) {
+    extern __shared__ unsigned int block_counts[];
     unsigned int* local = privatise ? block_counts : counts;
     if (privatise) {
         for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;
@@ -50,7 +59,7 @@ extern "C" __global__ void pg_histogram_f32(const float* __restrict__ x, unsigne
             bin[k] = i < n ? pg_bin_of(x[i], lo, hi, bins) : -1;
         }
 #pragma unroll
-        for (int k = 0; k < PG_HIST_ITEMS; ++k) pg_warp_aggregated_add(local, bin[k]);
+        for (int k = 0; k < PG_HIST_ITEMS; ++k) pg_histogram_add(local, bin[k]);
     }
     if (privatise) {
         __syncthreads();

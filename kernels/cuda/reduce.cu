@@ -21,9 +21,18 @@ template <typename Op>
 __device__ __forceinline__ void pg_reduce_row(const float* __restrict__ x, float* __restrict__ out,
                                               long long cols, Op op, float identity) {
     const float* row = x + (long long)blockIdx.x * cols;
-    float acc = identity;
-    for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc = op(acc, row[j]);
-    acc = pg_block_reduce(acc, op, identity);
+    // four independent accumulators keep four loads in flight per thread
+    float acc0 = identity, acc1 = identity, acc2 = identity, acc3 = identity;
+    const long long step = blockDim.x;
+    long long j = threadIdx.x;
+    for (; j + 3 * step < cols; j += 4 * step) {
+        acc0 = op(acc0, row[j]);
+        acc1 = op(acc1, row[j + step]);
+        acc2 = op(acc2, row[j + 2 * step]);
+        acc3 = op(acc3, row[j + 3 * step]);
+    }
+    for (; j < cols; j += step) acc0 = op(acc0, row[j]);
+    float acc = pg_block_reduce(op(op(acc0, acc1), op(acc2, acc3)), op, identity);
     if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
