@@ -406,6 +406,9 @@ def lint_paths(
         result.findings.extend(outcome.findings)
 
     run.cache.save()
+    result.missing_checkers = tuple(
+        lang for lang in sorted(run.languages_run) if _rules_for(lang, run.rules) and not checker_available(lang)
+    )
     result.findings.sort(key=Finding.sort_key)
     result.elapsed = time.perf_counter() - started
     return result
@@ -430,9 +433,7 @@ class _Run:
         too_large = self.by_id.get(meta.TOO_LARGE)
         self.max_bytes = int(too_large.options.get("max_bytes", meta.DEFAULT_MAX_BYTES)) if too_large else meta.DEFAULT_MAX_BYTES
         self.pending: dict[str, tuple[bytes, bytes, str]] = {}  # path -> (cache key, bytes, language)
-        self.result.missing_checkers = tuple(
-            lang for lang in ("python", "cuda") if _rules_for(lang, self.rules) and not checker_available(lang)
-        )
+        self.languages_run: set[str] = set()  # checked below, after the run: a warm run imports no checker
 
     def report(self, finding: Finding) -> None:
         if finding.code in self.by_id:
@@ -495,6 +496,7 @@ class _Run:
             return
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
         self.pending[item.path] = (key, data, item.language)
+        self.languages_run.add(item.language)
         runner.add(_Job(item.path, item.language, text, dropped, self.fix))
 
 
