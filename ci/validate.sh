@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Validate portagpu's CI definitions offline; .ci/run calls this.
 #
-#   ci/validate.sh                 every workflow under ci/ and .pre-commit-hooks.yaml
+#   ci/validate.sh                 every workflow under ci/ (and .github/workflows/, which
+#                                  must hold unchanged copies of ci/github's files), and
+#                                  .pre-commit-hooks.yaml
 #   ci/validate.sh FILE.yml...     just these workflows
 #
 # 1. each workflow against GitHub's workflow schema, vendored inside
@@ -28,6 +30,11 @@ if [ "$#" -gt 0 ]; then
     hooks=()
 else
     mapfile -t workflows < <(find "$here" -name '*.yml' -o -name '*.yaml' | grep -v '/schemas/' | sort)
+    # copies installed in this repository's own .github/workflows, if any
+    if [ -d "$root/.github/workflows" ]; then
+        mapfile -t -O "${#workflows[@]}" workflows < <(find "$root/.github/workflows" \
+            -name '*.yml' -o -name '*.yaml' | sort)
+    fi
     hooks=("$root/.pre-commit-hooks.yaml")
 fi
 if [ "${#workflows[@]}" -eq 0 ]; then
@@ -36,6 +43,16 @@ if [ "${#workflows[@]}" -eq 0 ]; then
 fi
 
 status=0
+# A workflow installed under .github/workflows must be the one shipped in ci/github.
+for copy in "${workflows[@]}"; do
+    case "$copy" in "$root/.github/workflows/"*) ;; *) continue ;; esac
+    shipped="$here/github/$(basename "$copy")"
+    if [ -f "$shipped" ] && ! cmp -s "$copy" "$shipped"; then
+        echo "$copy differs from $shipped: copy ci/github's version over it" >&2
+        status=1
+    fi
+done
+
 echo "-- GitHub workflow schema: ${#workflows[@]} file(s)"
 check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}" || status=1
 

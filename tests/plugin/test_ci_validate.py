@@ -154,3 +154,24 @@ def test_cpu_job_lints_to_code_scanning_and_pull_requests_and_checks_hipify():
     assert "apt-get install -y --no-install-recommends hipcc" in commands
     hipify = next(step for step in steps if "portagpu hipify --check" in step.get("run", ""))
     assert hipify["env"]["HIP_PLATFORM"] == "amd"
+
+
+@needs_validator
+def test_installed_copies_must_match_the_shipped_workflows(tmp_path):
+    """portagpu's own .github/workflows runs the very files users copy from ci/github."""
+    shutil.copytree(CI, tmp_path / "ci")
+    shutil.copy(HOOKS, tmp_path / HOOKS.name)
+    installed = tmp_path / ".github" / "workflows"
+    installed.mkdir(parents=True)
+    for name in ("portagpu-matrix.yml", "portagpu-self.yml"):
+        shutil.copy(CI / "github" / name, installed / name)
+    script = tmp_path / "ci" / "validate.sh"
+    env = {**os.environ, "PYTHON": sys.executable}
+    same = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "GitHub workflow schema: 5 file(s)" in same.stdout
+    with (installed / "portagpu-matrix.yml").open("a") as drifted:
+        drifted.write("# edited in place\n")
+    drift = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert drift.returncode != 0
+    assert "portagpu-matrix.yml differs from" in drift.stderr
