@@ -580,28 +580,55 @@ class _Runner:
             self.buffer, self.buffered_chars = [], 0
 
     def outcomes(self) -> Iterable[FileOutcome]:
-        """Every job's outcome, as they finish."""
+        """Every job's outcome, as they finish. When a worker dies (killed,
+        out of memory) the pool breaks and every unfinished chunk fails with
+        it; those files are retried one per task on a fresh pool, so only the
+        file that kills a worker again ends as PG907."""
         if self.pool is None:
             yield from self._serial()
             return
-        from concurrent.futures import as_completed
-
         self._flush()
+        failed: list[_Job] = []
         done = 0
         try:
-            for future in as_completed(self.futures):
-                try:
-                    outcomes = future.result()
-                except Exception as exc:  # a worker died (killed, out of memory): one PG907 per file
-                    detail = f"worker process failed: {type(exc).__name__}: {exc}"
-                    by_id = {r.id: r for r in self.rules}
-                    outcomes = [FileOutcome(j.path, _internal(j.path, detail, by_id)) for j in self.chunks[future]]
+            for outcomes, jobs, error in self._collect():
+                if error is not None:
+                    failed.extend(jobs)
+                    continue
                 done += len(outcomes)
                 yield from outcomes
                 if self.progress:
                     self.progress(done, self.total)
         finally:
             self.close()
+        if not failed:
+            return
+        self._start_pool()
+        for job in failed:
+            future = self.pool.submit(_run_chunk, [job])  # type: ignore[union-attr]
+            self.futures.append(future)
+            self.chunks[future] = [job]
+        by_id = {r.id: r for r in self.rules}
+        try:
+            for outcomes, jobs, error in self._collect():
+                if error is not None:
+                    detail = f"worker process failed: {type(error).__name__}: {error}"
+                    outcomes = [FileOutcome(j.path, _internal(j.path, detail, by_id)) for j in jobs]
+                done += len(outcomes)
+                yield from outcomes
+        finally:
+            self.close()
+
+    def _collect(self):
+        from concurrent.futures import as_completed
+
+        futures, self.futures = self.futures, []
+        for future in as_completed(futures):
+            jobs = self.chunks.pop(future)
+            try:
+                yield future.result(), jobs, None
+            except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+                yield [], jobs, exc
 
     def _serial(self) -> Iterable[FileOutcome]:
         import gc
