@@ -116,8 +116,10 @@ def main() -> int:
         run_series("portagpu lint, cold", [*lint, "-q"], work, args.repeat_cold, before=clear_cache),
     ]
     # the cache is now warm from the last cold run
-    series.append(run_series("portagpu lint, warm", [*lint, "--statistics", "--format", "json"], work, args.repeat_warm))
-    inventory = json.loads(series[-1]["last"]["stdout_tail"] or "[]") if len(series[-1]["last"]["stdout_tail"]) < 4000 else None
+    inventory_file = Path(work) / "inventory.json"
+    warm_cmd = [*lint, "--statistics", "--format", "json", "-o", str(inventory_file)]
+    series.append(run_series("portagpu lint, warm", warm_cmd, work, args.repeat_warm))
+    inventory = json.loads(inventory_file.read_text()) if inventory_file.exists() else None
     shutil.rmtree(work, ignore_errors=True)
 
     ruff_default = series[0]["median_s"]
