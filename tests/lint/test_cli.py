@@ -148,3 +148,14 @@ def test_rules_listing_and_rule_page(capsys):
     assert json.loads(capsys.readouterr().out)["id"] == "PG901"
     assert main(["rule", "PG000"]) == 2
     assert "unknown rule" in capsys.readouterr().err
+
+
+def test_colour_only_when_asked_and_no_progress_off_a_tty(project, capsys, monkeypatch):
+    code, out, err = _run(capsys, "src")
+    assert "\033[" not in out and err == ""  # no colour, no progress line, no warning
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = _run(capsys, "src")[1]
+    assert "\033[1;31mTX101\033[0m" in out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in _run(capsys, "src")[1]
+    assert "\033[" not in _run(capsys, "src", "--format", "json")[1]
