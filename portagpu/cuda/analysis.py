@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
 
 Checker = Callable[[CudaUnit, Rule], Iterable[Hit]]
@@ -101,12 +101,7 @@ def ensure_parseable(unit: CudaUnit) -> None:
     """
     if not unit.root.has_error:
         return
-    loose, first = 0, None
-    for node in unit.by_type.get("ERROR", []):
-        for child in node.children:
-            if child.child_count == 0 and not child.is_missing:
-                loose += len(child.text.strip()) if child.text else 0
-                first = node.start_byte if first is None else min(first, node.start_byte)
+    loose, first = loose_error_bytes(unit.root)
     total = max(1, sum(1 for b in unit.index.data if b > 32))
     if first is not None and loose / total > MAX_ERROR_SHARE:
         line, col = unit.index.position(first)

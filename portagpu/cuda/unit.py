@@ -80,12 +80,57 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
     return spans
 
 
+# a conditional directive with its backslash continuations
+_CONDITIONAL_BYTES = re.compile(
+    rb"(?m)^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?:[^\n]*\\\n)*[^\n]*"
+)
+
+
+def blank_conditionals(data: bytes) -> bytes:
+    """The source with #if/#else/#endif lines turned to spaces, byte offsets kept."""
+    return _CONDITIONAL_BYTES.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), data)
+
+
+def loose_error_bytes(root: Any) -> tuple[int, int | None]:
+    """Bytes of tokens tree-sitter could place in no construct (sitting loose
+    under ERROR nodes), and where the first such ERROR starts. Comments are not
+    code: a long comment block inside an ERROR must not make a file look broken."""
+    loose, first = 0, None
+    for node in walk(root):
+        if node.type != "ERROR":
+            continue
+        for child in node.children:
+            if child.child_count == 0 and not child.is_missing and child.text and (
+                child.type != "comment"
+            ):
+                loose += len(child.text.strip())
+                first = node.start_byte if first is None else min(first, node.start_byte)
+    return loose, first
+
+
+def parse_preferring_structure(text: str) -> Any:
+    """Parse `text`; where conditionals defeat tree-sitter (a file-wide `#if`
+    wrapping `#pragma once`, a branch that splits a declaration), parse it
+    again with the conditional lines blanked and keep the cleaner tree. HIP
+    guards are found from the directive lines themselves (guarded_spans), so
+    the blanked tree loses nothing the checkers need."""
+    tree = parse(text)
+    if not tree.root_node.has_error or "#" not in text:
+        return tree
+    data = text.encode("utf-8", "surrogatepass")
+    flat_data = blank_conditionals(data)
+    if flat_data == data:
+        return tree
+    flat = parse(flat_data)
+    return flat if loose_error_bytes(flat.root_node)[0] < loose_error_bytes(tree.root_node)[0] else tree
+
+
 class CudaUnit:
     """A CUDA source parsed once; checkers share its indexes."""
 
     def __init__(self, text: str, guard_macros: tuple[str, ...] = ()) -> None:
         self.text = text
-        self.tree = parse(text)
+        self.tree = parse_preferring_structure(text)
         self.root = self.tree.root_node
         self.index = LineIndex(text)
         self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + tuple(guard_macros))

@@ -117,3 +117,61 @@ def test_mostly_unparseable_text_is_a_parse_failure():
 def test_local_syntax_error_leaves_the_rest_checked():
     text = "int broken( = ;\n#define WARP_SIZE 32\n" + "__device__ int ok(int x) { return x; }\n" * 5
     assert "PG508" in _codes(text, CUDA_RULES)
+
+
+# Shaped like torch's ATen/cuda/detail/IntegerDivider.cuh: a file-wide #if with
+# an #else #error, a macro attribute, and an #if/#else inside a function that
+# declares `t` in both branches.
+FILE_WIDE_IF = (
+    "#if !defined(ONLY_STABLE)\n#pragma once\n"
+    + "// a long explanation of the algorithm\n" * 40
+    + """namespace lib::detail {
+template <typename T>
+struct Divider {
+  HOST_DEVICE inline unsigned div(unsigned n) const {
+#if defined(__CUDA_ARCH__)
+    unsigned t = __umulhi(n, m);
+    return (t + n) >> s;
+#else
+    unsigned long long t = ((unsigned long long) n * m) >> 32;
+    return (t + n) >> s;
+#endif
+  }
+  unsigned m, s;
+};
+__device__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_down_sync(0xffffffff, v, offset);
+  return v;
+}
+#if defined(__HIP_PLATFORM_AMD__)
+__device__ unsigned lane() { return threadIdx.x & 31; }
+#endif
+}  // namespace lib::detail
+#else
+#error "not with ONLY_STABLE"
+#endif
+"""
+)
+
+
+def test_file_wide_conditional_is_parsed_and_checked():
+    # Findings inside a file-wide conditional keep their lines, and the
+    # HIP-guarded block inside stays exempt.
+    findings = check_cuda_file("f.cuh", FILE_WIDE_IF, CUDA_RULES, SETTINGS)
+    by_code = {f.code: f.line for f in findings}
+    assert by_code.get("PG505") == 58 and by_code.get("PG501") == 59
+    assert "PG504" not in by_code
+
+
+def test_torch_integer_divider_header_is_checked_not_unparseable():
+    # Regression: torch's own header, which tree-sitter cannot structure as
+    # written (its ERROR node swallowed the whole file, comments included).
+    torch = pytest.importorskip("torch")
+    from pathlib import Path
+
+    header = Path(torch.__file__).parent / "include/ATen/cuda/detail/IntegerDivider.cuh"
+    if not header.is_file():
+        pytest.skip("this torch build ships no CUDA headers")
+    findings = check_cuda_file(str(header), header.read_text(), CUDA_RULES, SETTINGS)
+    assert [f for f in findings if f.code == "PG901"] == []
