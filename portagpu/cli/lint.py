@@ -183,6 +183,9 @@ def _summary(args, result, style, out) -> None:
     findings = result.findings
     fixable = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits)
     if args.fix and result.fixed:
+        if args.show_fixes:
+            for path, count in sorted(result.fixed_by_path.items()):
+                out.write(f"  {style.bold(path)}: {count} fix(es) applied\n")
         out.write(f"Fixed {result.fixed} finding(s) in {len(result.changed)} file(s).\n")
     if findings:
         out.write(f"Found {len(findings)} finding(s) in {len({f.path for f in findings})} file(s).\n")

@@ -326,6 +326,7 @@ class Result:
     prescan_skipped: int = 0  # no token of any rule: never parsed
     fixed: int = 0  # fixes applied (or that --diff would apply)
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
+    fixed_by_path: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # refused fixes, failed writes
     noqa_added: int = 0
     elapsed: float = 0.0
@@ -348,15 +349,21 @@ def _pool_context():
     return multiprocessing.get_context("spawn")
 
 
-def _dropped_for(config: LintConfig, shown: str, real: str, rule_ids: Sequence[str]) -> frozenset[str]:
-    if not config.per_file_ignores:
-        return frozenset()
+@lru_cache(maxsize=8)
+def _per_file_specs(per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]):
     import pathspec
 
+    return [(pathspec.GitIgnoreSpec.from_lines([pattern]), selectors) for pattern, selectors in per_file_ignores]
+
+
+def _dropped_for(config: LintConfig, shown: str, real: str, rule_ids: Sequence[str]) -> frozenset[str]:
+    """Codes that `per-file-ignores` turns off for this file (patterns are
+    gitignore-style, relative to the config's folder)."""
+    if not config.per_file_ignores:
+        return frozenset()
     rel = os.path.relpath(real, config.root.resolve()).replace(os.sep, "/")
     dropped: set[str] = set()
-    for pattern, selectors in config.per_file_ignores:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    for spec, selectors in _per_file_specs(config.per_file_ignores):
         if spec.match_file(rel) or spec.match_file(shown.replace(os.sep, "/")):
             dropped.update(i for i in rule_ids for s in selectors if s == "ALL" or i.startswith(s))
     return frozenset(dropped)
@@ -395,6 +402,7 @@ def lint_paths(
             continue
         if outcome.new_text is not None:
             result.fixed += outcome.fixed
+            result.fixed_by_path[outcome.path] = outcome.fixed
             result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
             if write:
                 try:
