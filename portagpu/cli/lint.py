@@ -167,7 +167,7 @@ def _emit(args, config, result, report, style, out) -> None:
     if args.format == "json":
         out.write(report.format_json(findings, result.rules) + "\n")
     elif args.format == "sarif":
-        out.write(report.format_sarif(findings, result.rules) + "\n")
+        out.write(report.format_sarif(findings, result.rules, result.errors) + "\n")
     elif args.format == "github":
         if findings:
             out.write(report.format_github(findings) + "\n")

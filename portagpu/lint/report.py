@@ -150,7 +150,7 @@ def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
     return region
 
 
-def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
+def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], errors: Sequence[str] = ()) -> str:
     used = sorted({f.code for f in findings} | {r.id for r in rules})
     by_id = {r.id: r for r in rules}
     index = {code: i for i, code in enumerate(c for c in used if c in by_id)}
@@ -218,6 +218,14 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
+                "invocations": [
+                    {
+                        "executionSuccessful": not errors,
+                        "toolExecutionNotifications": [
+                            {"level": "error", "message": {"text": e}} for e in errors
+                        ],
+                    }
+                ],
                 "results": results,
             }
         ],

@@ -80,8 +80,21 @@ def test_sarif_validates_against_the_official_schema(project, capsys):
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True
     region = next(r for r in results if r["ruleId"] == "TX101")["locations"][0]["physicalLocation"]["region"]
     assert region == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 12}
+
+
+def test_sarif_reports_refused_fixes_as_notifications(project, capsys):
+    jsonschema = pytest.importorskip("jsonschema")
+    from portagpu.lint.report import format_sarif
+
+    log = json.loads(format_sarif([], (), ["src/a.py: fix for TX103 not applied: it does not parse"]))
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert "TX103" in invocation["toolExecutionNotifications"][0]["message"]["text"]
 
 
 def test_github_and_grouped_formats(project, capsys):
