@@ -43,6 +43,7 @@ class FindingsCache:
         self._new: dict[bytes, tuple[Finding, ...]] = {}
         self._old_stats: dict[str, tuple[int, int, int, bytes]] = {}
         self._stats: dict[str, tuple[int, int, int, bytes]] = {}
+        self._visited: set[str] = set()
         self.hits = 0
         self._now = time.time()
         if enabled:
@@ -68,6 +69,7 @@ class FindingsCache:
         return known[3] if known[3] in self._old else None
 
     def remember_stat(self, real_path: str, st: os.stat_result, key: bytes) -> None:
+        self._visited.add(real_path)
         if self.enabled and self._now - st.st_mtime > _RACY_SECONDS:
             self._stats[real_path] = (st.st_mtime_ns, st.st_size, st.st_ino, key)
 
@@ -89,8 +91,20 @@ class FindingsCache:
             self._new[key] = tuple(replace(f, path="") for f in findings)
 
     def save(self) -> None:
-        """Keeps only this run's entries (stale ones would grow it forever)."""
-        if not self.enabled or (self._new.keys() == self._old.keys() and self._stats == self._old_stats):
+        """This run's entries, plus the old ones of files this run did not
+        visit and that still exist (so linting one folder, or pre-commit's
+        few files, does not evict the rest); stale versions are dropped."""
+        if not self.enabled:
+            return
+        stats = {
+            path: record
+            for path, record in self._old_stats.items()
+            if path not in self._visited and record[3] in self._old and os.path.exists(path)
+        }
+        entries = {record[3]: self._old[record[3]] for record in stats.values()}
+        entries.update(self._new)
+        stats.update(self._stats)
+        if entries.keys() == self._old.keys() and stats == self._old_stats:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -101,7 +115,7 @@ class FindingsCache:
                 (top / ".gitignore").write_text("# created by portagpu lint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pickle")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump((_FORMAT, self._new, self._stats), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((_FORMAT, entries, stats), fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.file)
             self._prune()
         except OSError:

@@ -166,3 +166,23 @@ def test_a_dying_worker_costs_one_pg907_per_file_not_the_run(toy, tmp_path, monk
     # the others were retried on a fresh pool: their own findings, not PG907
     assert all(code == "TX101" for name, code in codes.items() if name != "m03.py")
     assert len(codes) == 12
+
+
+def test_linting_one_file_keeps_the_cache_of_the_others(toy, tmp_path):
+    import os
+
+    a = _write(tmp_path, "a.py", "cuda_sync()\n")
+    b = _write(tmp_path, "b.py", "n = warp32\n")
+    for path in (a, b):
+        os.utime(path, (1_600_000_000, 1_600_000_000))
+    lint_paths([tmp_path], toy())
+    lint_paths([a], toy())  # as pre-commit would
+    again = lint_paths([tmp_path], toy())
+    assert again.cached == 2 and again.parsed == 0
+    b.unlink()
+    lint_paths([a], toy())  # b is gone: its entry is dropped, not kept forever
+    import pickle
+
+    caches = [p for p in (tmp_path / ".portagpu_cache").rglob("*.pickle") if not p.name.startswith("rules-")]
+    _, entries, stats = pickle.loads(caches[-1].read_bytes())
+    assert len(caches) == 1 and len(entries) == 1 and all(p.endswith("a.py") for p in stats)
