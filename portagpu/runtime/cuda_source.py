@@ -225,6 +225,11 @@ class CudaKernel:
         self._params: list[Any] | None = None
         self._prepared: dict[int, _Prepared] = {}
         self._device = None
+        # generated launch for the argument types of the first launch on this
+        # device (None: not made yet; see make_fast_launch); dispatch calls it
+        # while the device layer's detection count equals `_ready`
+        self._fast: Callable[..., bool] | None = None
+        self._ready = -1
 
     @property
     def source(self) -> str:
@@ -269,6 +274,7 @@ class CudaKernel:
             self._cupy_array = cupy.ndarray
             # CuPy keeps contiguity as a plain attribute; .flags builds an object
             self._cupy_flag = hasattr(cupy.ndarray, "_c_contiguous")
+        self._fast = None
         self._device = device
 
     def _launch(self, device: Any, grid: Any, args: tuple, block: Any, stream: Any,
@@ -299,6 +305,8 @@ class CudaKernel:
         else:
             with cupy.cuda.Device(index):
                 prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
+        if self._fast is None:  # this call's argument types were all accepted
+            self._fast = make_fast_launch(self, args) or _never
 
     def _run_reference(self, device: Any, args: tuple, meta: dict) -> None:
         if self.reference is None:
@@ -399,3 +407,123 @@ class CudaKernel:
         if kind.__module__ == "numpy":
             return "is a numpy array in host memory: pass a torch CUDA tensor or a CuPy array"
         return f"is a pointer parameter, got {kind.__module__}.{kind.__name__}"
+
+
+# --- generated fast launches -------------------------------------------------------
+def _never(grid: Any, args: tuple, block: Any, stream: Any, meta: dict) -> bool:
+    return False
+
+
+def _scalar_converter(kernel: CudaKernel, position: int, param: Any, scalar: tuple) -> Callable[[Any], Any]:
+    """value -> the numpy scalar the kernel takes, or None when `_scalar` would
+    refuse it. Results are remembered per value (a launch loop passes the same
+    sizes again and again: a dict hit is ~4x cheaper than numpy's constructor);
+    zeros are not, because -0.0 == 0.0 would share an entry."""
+    memo: dict[Any, Any] = {}
+
+    def convert(value: Any) -> Any:
+        try:
+            converted = kernel._scalar(position, param, scalar, value)
+        except LaunchError:
+            return None
+        if len(memo) < 256 and value != 0:
+            memo[value] = converted
+        return converted
+
+    convert.memo_get = memo.get  # type: ignore[attr-defined]
+    return convert
+
+
+def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | None:
+    """Straight-line launch code for the argument types of `args` (a call that
+    `CudaKernel._launch` just accepted), with every check of the general path.
+
+    The function returns False, having done nothing, for anything it was not
+    made for or that the general path must judge (other types, a non-contiguous
+    array, arguments on different GPUs, an unconvertible scalar, a grid/block
+    pair not yet validated, another current device, unknown options): the
+    caller then takes `CudaKernel._launch`, which launches or raises the error.
+    None when an argument has a type it does not handle."""
+    torch = sys.modules.get("torch")
+    tensor = torch.Tensor if torch is not None else None
+    scope: dict[str, Any] = {
+        "dims_get": _DIMS.get, "prepared_get": kernel._prepared.get,
+        "cupy_device": kernel._cupy.cuda.runtime.getDevice, "explicit_stream": _explicit_stream,
+        "streams_get": _STREAMS.get, "stream_ptr": _stream_ptr,
+    }
+    a = [f"a{i}" for i in range(len(args))]
+    guards, checks, out = [], [], []
+    where: list[str] = []
+    framework = None
+    for i, (value, param, scalar) in enumerate(zip(args, kernel._params, kernel._scalar_types, strict=True)):
+        kind = type(value)
+        if scalar is not None:
+            if kind not in (int, float) and not isinstance(value, scalar[2]):
+                return None
+            scope[f"V{i}"], scope[f"convert{i}"] = kind, _scalar_converter(kernel, i, param, scalar)
+            scope[f"memo{i}"] = scope[f"convert{i}"].memo_get
+            guards.append(f"type(a{i}) is V{i}")
+            checks += [f"c{i} = memo{i}(a{i})", f"if c{i} is None:", f"    c{i} = convert{i}(a{i})",
+                       f"    if c{i} is None:", "        return False"]
+            out.append(f"c{i}")
+        elif not param.is_pointer:
+            out.append(a[i])
+        elif value is None or kind is int:
+            guards.append(f"a{i} is None" if value is None else f"type(a{i}) is int")
+            out.append(a[i])
+        elif tensor is not None and isinstance(value, tensor):
+            scope[f"V{i}"] = kind
+            guards.append(f"type(a{i}) is V{i}")
+            checks += [f"if not (a{i}.is_cuda and a{i}.is_contiguous()):", "    return False"]
+            where.append(f"a{i}.get_device()")
+            out.append(f"a{i}.data_ptr()")
+            framework = framework or "torch"
+        elif isinstance(value, kernel._cupy_array):
+            scope[f"V{i}"] = kind
+            guards.append(f"type(a{i}) is V{i}")
+            flag = f"a{i}._c_contiguous" if kernel._cupy_flag else f"a{i}.flags.c_contiguous"
+            checks += [f"if not {flag}:", "    return False"]
+            where.append(f"a{i}.data.device_id")
+            out.append(a[i])
+            framework = framework or "cupy"
+        else:
+            return None
+    body = [f"if len(args) != {len(args)}:", "    return False"]
+    if args:
+        body.append(f"{', '.join(a)}, = args")
+    if guards:
+        body += [f"if not ({' and '.join(guards)}):", "    return False"]
+    body += checks
+    if where:
+        body.append(f"d = {where[0]}")
+        if len(where) > 1:
+            body += [f"if {' or '.join(f'{w} != d' for w in where[1:])}:", "    return False"]
+    else:
+        body.append(f"d = {kernel._device.index}")
+    body += [
+        "if meta:",
+        "    if len(meta) != 1 or 'shared_mem' not in meta:",
+        "        return False",
+        "    shared = meta['shared_mem']",
+        "else:",
+        "    shared = 0",
+        "try:",
+        "    grid3, block3 = dims_get((grid, block))",
+        "except TypeError:  # not validated yet (None), or a list",
+        "    return False",
+        "prepared = prepared_get(d)",
+        "if prepared is None or cupy_device() != d:",
+        "    return False",
+        "if stream is not None:",
+        "    stream = explicit_stream(stream)",
+    ]
+    if framework == "torch":
+        scope["raw_stream"] = torch._C._cuda_getCurrentRawStream
+        body += ["else:", "    ptr = raw_stream(d)", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
+    body += [f"prepared.function(grid3, block3, [{', '.join(out)}], shared_mem=shared, stream=stream)",
+             "return True"]
+    source = "def fast_launch(grid, args, block, stream, meta):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(source, f"<portagpu fast launch of {kernel.name}>", "exec"), scope)
+    function = scope["fast_launch"]
+    function.source = source  # for debugging: print(kernel._fast.source)
+    return function

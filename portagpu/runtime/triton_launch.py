@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -122,8 +123,10 @@ class TritonLauncher:
         self.kernel = kernel
         self.base = _base_function(kernel)
         self.device = None
+        self.ready = -1  # detection count for which dispatch may call `shapes` directly
         self.cache: dict[tuple, tuple] = {}
         self.plans: dict[tuple, tuple | None] = {}
+        self.shapes: dict[int, Callable[..., bool]] = {}
         self.is_plain_jit = type(kernel).__name__ == "JITFunction"
         self.configs = getattr(kernel, "configs", None)
         if self.is_plain_jit:
@@ -142,21 +145,28 @@ class TritonLauncher:
         self.foreign = foreign_triton_options(backend.name)
         self.interpreted = backend.triton_interpreted
         self.fast = bool(backend.triton_fast_path) and self.is_plain_jit
+        self.shapes: dict[int, Callable[..., bool]] = {}  # made for this device's facts
+        self.warps: dict[int, int | None] = {}
         if self.fast:
             import torch
             from triton import knobs
 
             self.knobs = knobs.runtime
+            enter = knobs.runtime.launch_enter_hook
+            self.hook_chain = type(enter) if hasattr(enter, "calls") else _NoHookChain
             self.tensor_type = torch.Tensor
             self.current_device = torch._C._cuda_getDevice  # CUDA is initialised by then
             self.current_stream = torch._C._cuda_getCurrentRawStream
         self.device = device
 
     def __call__(self, device: Any, grid: Any, args: tuple, num_warps: int | None,
-                 stream: Any, meta: dict) -> None:
+                 stream: Any, meta: dict, try_fast: bool = True) -> None:
         if device is not self.device:
             self._configure(device)
-        nw = None if num_warps is None else native_num_warps(num_warps, self.warp_size)
+        if self.fast and stream is None and try_fast:
+            if self.fast_function(args, meta)(grid, args, num_warps, meta):
+                return
+        nw = None if num_warps is None else self.scale_warps(num_warps)
         if meta and self.foreign and not self.foreign.isdisjoint(meta):
             meta = {k: v for k, v in meta.items() if k not in self.foreign}
         if self.interpreted:
@@ -199,6 +209,17 @@ class TritonLauncher:
         widened.copy_back()
 
     # -- fast path --------------------------------------------------------------
+    def fast_function(self, args: tuple, meta: dict) -> Callable[..., bool]:
+        """The generated launch function for calls shaped like this one (made on
+        the first call with this many positional arguments; see make_fast_launch)."""
+        made = self.shapes.get(len(args))
+        if made is None:
+            plan = self._plan(len(args), tuple(meta))
+            if plan is not None and self.foreign.isdisjoint(meta):
+                made = make_fast_launch(self, len(args), plan, args, meta)
+            self.shapes[len(args)] = made = made or _never
+        return made
+
     def _plan(self, nargs: int, keys: tuple[str, ...]) -> tuple | None:
         """How to complete the positional arguments from `meta` and defaults.
 
@@ -220,10 +241,12 @@ class TritonLauncher:
                 return None
             else:
                 fill.append((False, default))
-        options = tuple(sorted(k for k in keys if k not in names))
+        options = tuple(sorted(k for k in keys if k not in names and k not in self.foreign))
         return tuple(fill), options, self.constexpr
 
     def _fast(self, grid: Any, args: tuple, nw: int | None, meta: dict) -> None:
+        """Any call shape and argument types (the generated functions take the
+        common ones): the same key, built by a loop."""
         plan_key = (len(args), *meta)
         plan = self.plans.get(plan_key, _MISSING)
         if plan is _MISSING:
@@ -234,20 +257,20 @@ class TritonLauncher:
         fill, option_names, constexpr = plan
         full = args + tuple([meta[x] if from_meta else x for from_meta, x in fill]) if fill else args
         # The key is at least as fine as Triton's specialisation: tensor dtype
-        # and 16-byte alignment, int range / ==1 / divisibility by 16, and the
-        # value of every constexpr (plus num_warps and the other options).
+        # and 16-byte alignment, int range / ==1 / divisibility by 16, the value
+        # and type of every constexpr (plus num_warps and the other options).
         tensor = self.tensor_type
         parts: list[Any] = [nw, *[meta[k] for k in option_names]] if option_names else [nw]
         append = parts.append
         for value, is_constexpr in zip(full, constexpr, strict=False):
+            kind = type(value)
             if is_constexpr:
                 append(value)
+                append(kind)  # 1, 1.0 and True are equal keys but different kernels
                 continue
-            kind = type(value)
             if kind is tensor or isinstance(value, tensor):
                 append(value.dtype)
                 append(value.data_ptr() & 15 == 0)
-                append(value.is_cuda)  # a CPU tensor never reuses a GPU entry
             elif kind is int:
                 append(0 if value == 1 else 1 if value & 15 == 0 else 2)
                 append(0 if _I32_MIN <= value <= _I32_MAX else 1 if value >= _U64_MIN else 2)
@@ -267,25 +290,28 @@ class TritonLauncher:
             self._remember(key, self._native(grid, args, nw, None, meta))
             return
         run, function, packed_metadata, compiled, used_globals = entry
-        if used_globals:
-            for (name, _), (value, scope) in used_globals.items():
-                if scope.get(name, _MISSING) != value:
-                    self._native(grid, args, nw, None, meta)  # let Triton raise its error
-                    return
+        if used_globals and globals_changed(used_globals):
+            self._native(grid, args, nw, None, meta)  # let Triton raise its error
+            return
         if callable(grid):
             grid = grid(dict(zip(self.names, full, strict=False)))
         size = len(grid)
         stream = self.current_stream(device_index)
         enter, leave = self.knobs.launch_enter_hook, self.knobs.launch_exit_hook
-        if (enter is None or not getattr(enter, "calls", True)) and (
-            leave is None or not getattr(leave, "calls", True)
-        ):
+        if hooks_idle(enter) and hooks_idle(leave):
             run(grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function,
                 packed_metadata, None, None, None, *full)
         else:
             metadata = compiled.launch_metadata(grid, stream, *full)
             run(grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function,
                 packed_metadata, metadata, enter, leave, *full)
+
+    def scale_warps(self, num_warps: Any) -> int | None:
+        """native_num_warps for this device, remembered per int value."""
+        nw = native_num_warps(num_warps, self.warp_size)
+        if type(num_warps) is int and len(self.warps) < 64:
+            self.warps[num_warps] = nw
+        return nw
 
     def _remember(self, key: tuple, compiled: Any) -> None:
         """Cache the compiled kernel's launcher, if this Triton exposes one we know."""
@@ -298,3 +324,137 @@ class TritonLauncher:
             self.fast = False
             return
         self.cache[key] = entry
+
+
+# --- generated fast launches -------------------------------------------------------
+class _NoHookChain:
+    """Stands for Triton's HookChain in Tritons whose launch hooks are plain callables."""
+
+    calls = ()
+
+
+def hooks_idle(hook: Any) -> bool:
+    """No launch hook to run: None (older Triton) or an empty HookChain."""
+    return hook is None or not getattr(hook, "calls", True)
+
+
+def globals_changed(used_globals: dict) -> bool:
+    """A global the kernel read at compile time has another value now."""
+    for (name, _), (value, scope) in used_globals.items():
+        if scope.get(name, _MISSING) != value:
+            return True
+    return False
+
+
+def _never(grid: Any, args: tuple, num_warps: Any, meta: dict) -> bool:
+    return False
+
+
+# One key element per int, as fine as Triton's specialisation: -1 for the
+# value 1; otherwise the range (i32 0, i64 2, u64 4) plus 1 when divisible by
+# 16 (True/False for i32, the common case, is cheapest to compute).
+_INT_SPEC = ("-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
+             "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)")
+
+
+def make_fast_launch(launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple,
+                     meta: dict) -> Callable[..., bool] | None:
+    """Straight-line launch code for one call shape and argument-type pattern.
+
+    The shape is the positional count and the `meta` keys; the pattern is the
+    exact type of each non-constexpr argument in this call. The function
+    returns False, having done nothing, for a call it was not made for (other
+    keys or types, a pre-run hook, a changed global, an unhashable constexpr):
+    the caller then takes the general path. It builds the same key as
+    `TritonLauncher._fast`, prefixed with its own tag, and launches exactly as
+    `JITFunction.run` does. None when the pattern has a type it cannot key."""
+    fill, option_names, constexpr = plan
+    names = launcher.names
+    tensor = launcher.tensor_type
+    values = list(args) + [meta[x] if from_meta else x for from_meta, x in fill]
+    scope: dict[str, Any] = {
+        "kernel": launcher.kernel, "cache_get": launcher.cache.get, "remember": launcher._remember,
+        "native": launcher._native, "warps_get": launcher.warps.get, "scale_warps": launcher.scale_warps,
+        "get_device": launcher.current_device, "get_stream": launcher.current_stream,
+        "rt": launcher.knobs, "Chain": launcher.hook_chain, "globals_changed": globals_changed,
+        "TAG": object(),
+    }
+    p = [f"p{i}" for i in range(len(names))]
+    body = [f"if kernel.pre_run_hooks or len(meta) != {len(meta)}:", "    return False"]
+    if nargs:
+        body.append(f"{', '.join(p[:nargs])}, = args")
+    body.append("try:")
+    body += [f"    {p[nargs + i]} = meta[{x!r}]" for i, (from_meta, x) in enumerate(fill) if from_meta]
+    body += [f"    o{i} = meta[{k!r}]" for i, k in enumerate(option_names)]
+    body += ["    pass", "except KeyError:", "    return False"]
+    for i, (from_meta, x) in enumerate(fill):
+        if not from_meta:
+            scope[f"d{nargs + i}"] = x
+            body.append(f"{p[nargs + i]} = d{nargs + i}")
+    guards, key = [], ["TAG", "dev", "nw", *[f"o{i}" for i in range(len(option_names))]]
+    for i, (value, is_constexpr) in enumerate(zip(values, constexpr, strict=True)):
+        if is_constexpr:
+            key += [p[i], f"type({p[i]})"]
+            continue
+        kind = type(value)
+        if isinstance(value, tensor):
+            # No type guard: like Triton, anything with .dtype and .data_ptr()
+            # is keyed as a tensor; anything else raises AttributeError below.
+            key += [f"{p[i]}.dtype", f"{p[i]}.data_ptr() & 15 == 0"]
+        elif kind is int:
+            guards.append(f"type({p[i]}) is int")
+            key.append(_INT_SPEC.format(v=p[i]))
+        elif kind in (float, bool):
+            guards.append(f"type({p[i]}) is {kind.__name__}")
+            key.append(kind.__name__)
+        elif value is None:
+            guards.append(f"{p[i]} is None")
+            key.append("None")
+        else:
+            return None
+    if guards:
+        body += [f"if not ({' and '.join(guards)}):", "    return False"]
+    params = ", ".join(p)
+    # No launch hook installed (a profiler adds them): pass None, as Triton's
+    # launcher does nothing with an empty chain. Triton with HookChain knobs:
+    # empty chains; older Triton: None. Anything else takes the hooked launch.
+    idle = ("type(enter) is Chain and type(leave) is Chain and not enter.calls and not leave.calls"
+            if launcher.hook_chain is not _NoHookChain else "enter is None and leave is None")
+    grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
+    launch_grid = "grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function, packed"
+    body += [
+        "if num_warps is None:",
+        "    nw = None",
+        "else:",
+        "    nw = warps_get(num_warps) if type(num_warps) is int else None",
+        "    if nw is None:",
+        "        nw = scale_warps(num_warps)",
+        "dev = get_device()",
+        "try:",
+        f"    key = ({', '.join(key)},)",
+        "    entry = cache_get(key)",
+        "except (AttributeError, TypeError):  # not a tensor where one was; unhashable constexpr",
+        "    return False",
+        "if entry is None:",
+        "    remember(key, native(grid, args, nw, None, meta))",
+        "    return True",
+        "run, function, packed, compiled, used_globals = entry",
+        "if used_globals and globals_changed(used_globals):",
+        "    return False",
+        "if type(grid) is not tuple and callable(grid):",
+        f"    grid = grid({grid_dict})",
+        "size = len(grid)",
+        "stream = get_stream(dev)",
+        "enter = rt.launch_enter_hook",
+        "leave = rt.launch_exit_hook",
+        f"if {idle}:",
+        f"    run({launch_grid}, None, None, None, {params})",
+        "else:",
+        f"    run({launch_grid}, compiled.launch_metadata(grid, stream, {params}), enter, leave, {params})",
+        "return True",
+    ]
+    source = "def fast_launch(grid, args, num_warps, meta):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(source, f"<portagpu fast launch of {getattr(launcher.base, '__name__', '?')}>", "exec"), scope)
+    function = scope["fast_launch"]
+    function.source = source  # for debugging: print(launcher.shapes[n].source)
+    return function

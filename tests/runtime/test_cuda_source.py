@@ -143,14 +143,55 @@ BAD_LAUNCHES = [
 ]
 
 
+@pytest.mark.parametrize("after_a_good_launch", [False, True])
 @pytest.mark.parametrize(("make", "message"), BAD_LAUNCHES)
-def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, make, message):
+def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, make, message, after_a_good_launch):
+    """Also once a good launch has made the kernel's generated fast path."""
     use_device("sm_90")
     cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    if after_a_good_launch:
+        for _ in range(2):
+            portagpu.launch(kernel, (1,), cupy.ndarray(), 4)
+        assert "def fast_launch" in kernel._fast.source
+        cupy.launches.clear()
     grid, args = make(cupy)
     with pytest.raises(LaunchError, match=message):
-        portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), grid, *args)
+        portagpu.launch(kernel, grid, *args)
     assert cupy.launches == []
+
+
+def test_fast_path_converts_scalars_like_the_first_launch(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "scale")
+    x, out = cupy.ndarray(), cupy.ndarray()
+    for alpha, n, beta, seed in [(0.1, 1000, 0.1, 2**40), (0.1, 1000, 0.1, 2**40), (0.0, 7, -0.0, 0),
+                                 (-0.0, 7, 0.0, 1), (2.5, 2**31 - 1, np.float32(3.5), np.uint64(5))]:
+        portagpu.launch(kernel, (4,), x, out, alpha, n, beta, seed, block=(128,))
+        args = cupy.launches[-1]["args"]
+        assert [type(a) for a in args[2:]] == [np.float32, np.int32, np.float64, np.uint64]
+        assert args[2:] == [alpha, n, beta, seed]
+        assert [np.signbit(a) for a in (args[2], args[4])] == [np.signbit(alpha), np.signbit(beta)]
+    assert "def fast_launch" in kernel._fast.source
+    with pytest.raises(LaunchError, match="cannot hold"):
+        portagpu.launch(kernel, (4,), x, out, 0.5, 2**31, 0.5, 1)
+    with pytest.raises(LaunchError, match="integer, got float"):
+        portagpu.launch(kernel, (4,), x, out, 0.5, 4.0, 0.5, 1)
+
+
+def test_fast_path_keeps_grid_block_and_stream(use_device, fake_cupy):
+    use_device("sm_90")
+    cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    for grid, block, stream in [(2, 64, None), (2, 64, None), ((3, 2), (32, 2), 77), ((3, 2), (32, 2), None)]:
+        portagpu.launch(kernel, grid, cupy.ndarray(), 4, block=block, stream=stream, shared_mem=16)
+        launch = cupy.launches[-1]
+        assert launch["grid"] == (*((grid,) if isinstance(grid, int) else grid), 1, 1)[:3]
+        assert launch["block"] == (*((block,) if isinstance(block, int) else block), 1, 1)[:3]
+        assert (launch["stream"] and launch["stream"].ptr) == stream and launch["shared_mem"] == 16
+    with pytest.raises(LaunchError, match=r"block \(32, 64, 1\) has 2048 threads"):
+        portagpu.launch(kernel, 1, cupy.ndarray(), 4, block=(32, 64))
 
 
 @pytest.mark.parametrize("block", [(2048,), (32, 32, 2), (1, 1, 65), 0])
@@ -166,6 +207,7 @@ def test_mixed_devices_are_refused(use_device, fake_cupy):
     use_device("sm_90")
     cupy = fake_cupy()
     kernel = portagpu.CudaKernel(SOURCE, "scale")
+    portagpu.launch(kernel, 1, cupy.ndarray(0), cupy.ndarray(0), 1.0, 4, 1.0, 1)  # makes the fast path
     with pytest.raises(LaunchError, match="GPU 1, other arguments on GPU 0"):
         portagpu.launch(kernel, 1, cupy.ndarray(0), cupy.ndarray(1), 1.0, 4, 1.0, 1)
 

@@ -38,16 +38,37 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_triton_fast_path_is_used_and_correct():
-    launcher_before = dispatch._TRITON.get(add_kernel)
+    launcher_before = dispatch.triton_launcher(add_kernel)
     assert launcher_before is None or launcher_before.fast
     for n in (1024, 1024, 1000, 77777, 1024):
         x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
         out = torch.full_like(x, float("nan"))
         portagpu.launch(add_kernel, (triton.cdiv(n, 256),), x, y, out, n, BLOCK=256, num_warps=4)
         torch.testing.assert_close(out, x + y)
-    launcher = dispatch._TRITON[add_kernel]
+    launcher = dispatch.triton_launcher(add_kernel)
     if portagpu.backends.backend_for(portagpu.detect()).triton_fast_path:
         assert launcher.fast and launcher.cache  # later launches were served from the cache
+        assert "def fast_launch" in launcher.shapes[4].source  # by the generated code
+
+
+@pytest.mark.parametrize("framework", ["torch", "cupy"])
+def test_cuda_kernel_fast_path_is_used_and_correct(framework):
+    kernel = portagpu.CudaKernel(SOURCE, "axpy")
+    for n in (1000, 4096, 4096, 77777, 4096):
+        if framework == "torch":
+            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        else:
+            x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
+        expected = 0.5 * x + y
+        portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, 0.5, n, block=256)
+        if framework == "torch":
+            torch.testing.assert_close(y, expected)
+        else:
+            cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+    assert "def fast_launch" in kernel._fast.source
+    with pytest.raises(LaunchError, match="not contiguous"):
+        gpu = torch.zeros(8, device="cuda")
+        portagpu.launch(kernel, 1, torch.zeros(16, device="cuda")[::2], gpu, 1.0, 8)
 
 
 def test_triton_fast_path_uses_the_current_stream():

@@ -22,6 +22,9 @@ class FakeCompiled:
     def run(self, *launch):
         self.log.append(("fast", launch))
 
+    def launch_metadata(self, grid, stream, *args):
+        return ("metadata", grid, stream)
+
 
 class JITFunction:
     """Stand-in for triton.runtime.jit.JITFunction(x, y, n, BLOCK: constexpr, EXTRA: constexpr=7)."""
@@ -79,6 +82,10 @@ def test_second_launch_uses_the_cached_launcher(kernel):
         lambda x, y: ((x, y, 1), {"BLOCK": 32}),  # n == 1 is specialised
         lambda x, y: ((x, y, 65), {"BLOCK": 32}),  # n not divisible by 16
         lambda x, y: ((x, y, 2**40), {"BLOCK": 32}),  # n beyond int32
+        lambda x, y: ((x, y, 2**63 + 16), {"BLOCK": 32}),  # n beyond int64: u64
+        lambda x, y: ((x, y, True), {"BLOCK": 32}),  # a bool is not the int 1
+        lambda x, y: ((x, y, 64.0), {"BLOCK": 32}),  # a float
+        lambda x, y: ((x, y, 64), {"BLOCK": 32.0}),  # a constexpr equal in value, not in type
         lambda x, y: ((x, y, 64), {"BLOCK": 64}),  # a constexpr value
         lambda x, y: ((x, y, 64), {"BLOCK": 32, "EXTRA": 8}),  # a defaulted constexpr
         lambda x, y: ((x, y, 64), {"BLOCK": 32, "num_stages": 2}),  # an option
@@ -122,3 +129,67 @@ def test_changed_global_or_unusual_arguments_use_triton(kernel):
     scope["LIMIT"] = 2  # Triton raises on this; portagpu lets it
     portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
     assert kinds(kernel)[-1] == "native"
+
+
+def test_later_launches_run_generated_code_and_keep_the_key(kernel):
+    from portagpu.runtime import dispatch
+
+    x, y = torch.zeros(64), torch.zeros(64)
+    for n in (64, 64, 48, 48):  # 64 and 48 are both divisible by 16: one specialisation
+        portagpu.launch(kernel, (1,), x, y, n, BLOCK=32)
+    assert kinds(kernel) == ["native", "fast", "fast", "fast"]
+    generated = dispatch.triton_launcher(kernel).shapes[3]
+    assert "def fast_launch" in generated.source
+    portagpu.launch(kernel, (1,), x, y, 40, BLOCK=32)  # 40 is not: a new specialisation
+    assert kinds(kernel)[-1] == "native"
+    for _ in range(2):  # another call shape: the general path, with its own cache
+        portagpu.launch(kernel, (1,), x, y, 40, BLOCK=32, EXTRA=7)
+    assert kinds(kernel)[-2:] == ["native", "fast"]
+
+
+def test_a_tensor_subclass_or_other_types_take_the_general_path(kernel):
+    x, y = torch.zeros(64), torch.zeros(64)
+    portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
+    param = torch.nn.Parameter(torch.zeros(64))
+    portagpu.launch(kernel, (1,), param, y, 64, BLOCK=32)  # same specialisation as a Tensor
+    assert kinds(kernel) == ["native", "fast"]
+    assert kernel.log[-1][1][-5] is param
+
+
+def test_launch_hooks_get_metadata(kernel):
+    from triton import knobs
+
+    chain = knobs.runtime.launch_enter_hook
+    if not hasattr(chain, "add"):
+        pytest.skip("this Triton's launch hooks are not HookChains")
+    x = torch.zeros(64)
+    portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
+    hook = lambda *args: None  # noqa: E731
+    chain.add(hook)
+    try:
+        portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
+    finally:
+        chain.remove(hook)
+    launch = kernel.log[-1][1]
+    assert kinds(kernel) == ["native", "fast"]
+    assert launch[6] == ("metadata", (1,), 1234) and launch[7] is chain
+    portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
+    assert kernel.log[-1][1][6:9] == (None, None, None)
+
+
+def test_pre_run_hooks_take_the_general_path(kernel):
+    x = torch.zeros(64)
+    portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
+    kernel.pre_run_hooks.append(lambda *args, **kwargs: None)
+    portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32)
+    assert kinds(kernel) == ["native", "native"]
+
+
+def test_bad_num_warps_is_refused_on_the_fast_path(kernel):
+    from portagpu.errors import LaunchError
+
+    x = torch.zeros(64)
+    portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=4)
+    for bad in (0, True, "4"):
+        with pytest.raises(LaunchError, match="num_warps"):
+            portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=bad)
