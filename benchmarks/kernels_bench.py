@@ -26,6 +26,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -56,15 +57,24 @@ def measure(fn: Callable[[], Any]) -> tuple[float, str]:
 
 def measure_pair(ours: Callable[[], Any], reference: Callable[[], Any] | None, rounds: int = 0
                  ) -> tuple[float, str, float | None]:
-    """Ours and the reference timed alternately ROUNDS times; the best of each, so
-    that clock ramps and neighbours' noise do not favour whichever ran second."""
-    best, best_ref, timing = float("inf"), float("inf"), "graph"
-    for _ in range(rounds or ROUNDS):
-        ms, timing = measure(ours)
-        best = min(best, ms)
-        if reference is not None:
-            best_ref = min(best_ref, measure(reference)[0])
-    return best, timing, (best_ref if reference is not None else None)
+    """Ours and the reference timed alternately, each going first in every other
+    round (a GPU that has just idled clocks higher, which would favour whichever
+    runs first), with a pause before each; the best time of each over the rounds."""
+    times: dict[str, list[float]] = {"ours": [], "ref": []}
+    timing = "graph"
+    for round_index in range(rounds or ROUNDS):
+        order = [("ours", ours), ("ref", reference)]
+        if round_index % 2:
+            order.reverse()
+        for name, fn in order:
+            if fn is None:
+                continue
+            time.sleep(PAUSE_S)
+            ms, how = measure(fn)
+            times[name].append(ms)
+            if name == "ours":
+                timing = how
+    return min(times["ours"]), timing, (min(times["ref"]) if times["ref"] else None)
 
 
 def impl_of(fn: Callable[[], Any]) -> str:
@@ -221,7 +231,7 @@ def bench_histogram_and_scan(n: int, copy_gbs: float, sweep: bool) -> None:
     if sweep:
         for threads, per_sm in ((256, 8), (512, 4), (1024, 2), (256, 16), (512, 8)):
             row = {"threads": threads, "blocks_per_sm": per_sm, "BLOCK": 4096, "num_warps": 8,
-                   "programs_per_sm": 4, "max_block_bins": 1024}
+                   "programs_per_sm": 4, "max_block_bins": 1024, "max_shared_bytes": 49152}
             with tuned("histogram", row):
                 bandwidth_row("histogram cuda [sweep]", (n,), x.dtype, n * 4,
                               lambda: K.histogram(x, 256, range=(-4.0, 4.0), impl="cuda"), None, "", copy_gbs,
@@ -366,6 +376,7 @@ def main() -> int:
 
 DEVICE = "?"
 ROUNDS = 3
+PAUSE_S = 0.05
 OUT_PATH = ""
 
 if __name__ == "__main__":
