@@ -11,7 +11,7 @@ import tempfile
 import tokenize
 from collections.abc import Iterable, Sequence
 
-from portagpu.lint.model import Edit, Finding, Fix
+from portagpu.lint.model import Finding, Fix
 
 
 class UnsafeFix(Exception):
@@ -120,4 +120,4 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-__all__ = ["Edit", "UnsafeFix", "apply_fixes", "check_parses", "encoding_for", "safe_fixes", "write_atomic"]
+__all__ = ["UnsafeFix", "apply_fixes", "check_parses", "encoding_for", "safe_fixes", "write_atomic"]
