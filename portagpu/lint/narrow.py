@@ -128,6 +128,14 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         return None
     token_lines = _lines_with(text, tokens, starts)
     names = bound_names(text, tokens, starts, token_lines)
+    # a multi-line top-level assignment (CONFIGS = [\n triton.Config(..., num_warps=8),\n])
+    # binds its name even though the token sits on a later line
+    for line in token_lines:
+        at = bisect.bisect_right(heads, line) - 1
+        if at >= 0 and heads[at] != line:
+            m = _ASSIGN.match(lines[heads[at] - 1])
+            if m:
+                names.add(m.group(1))
     names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))
     relevant = sorted(token_lines | _lines_with(text, names_minimal, starts))
     blank: list[tuple[int, int, str]] = []

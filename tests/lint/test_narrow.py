@@ -131,3 +131,46 @@ def test_methods_of_a_relevant_class_are_narrowed_and_the_class_stays_valid():
     assert lines[5] == "    pass" and "def helper" not in out and "async def other" not in out
     assert lines[11:13] == ["    def sync(self):", "        torch.cuda.synchronize()"]
     assert "def only" in out and "name = 'x'" in out and '"""doc"""' in out
+
+
+def test_a_multiline_assignment_binds_its_name():
+    source = (
+        "import triton\n"
+        "CONFIGS = [\n"
+        "    triton.Config({}, num_warps=32),\n"
+        "]\n"
+        "@triton.autotune(configs=CONFIGS, key=[])\n"
+        "@triton.jit\n"
+        "def kernel(x):\n"
+        "    pass\n"
+    ) + "def filler():\n    pass\n" * 5
+    out = narrow(source, ["num_warps"])
+    assert out is not None and "def kernel" in out and "@triton.autotune" in out and "def filler" not in out
+
+
+def test_catalogue_examples_agree_with_and_without_narrowing(monkeypatch):
+    """Every rule's examples, narrowed as far as possible: same findings as a
+    full parse. A rule that reaches outside the blocks it has tokens in
+    fails here, by name."""
+    import pytest
+
+    from portagpu.lint import meta
+    from portagpu.lint import narrow as narrow_module
+    from portagpu.lint.catalogue import load_catalogue
+    from portagpu.lint.engine import checker_available, lint_source
+    from portagpu.lint.model import LintSettings
+
+    if not checker_available("python"):
+        pytest.skip("the Python checkers are not in the tree yet")
+    monkeypatch.setattr(narrow_module, "MIN_SAVING", 0.0)
+    for rule in load_catalogue():
+        if meta.is_meta(rule) or rule.language != "python":
+            continue
+        settings = LintSettings(targets=rule.targets)
+        for example in rule.invalid + rule.valid:
+            data = example.code.encode()
+            runs = []
+            for narrowing in (True, False):
+                monkeypatch.setattr(engine, "NARROW", narrowing)
+                runs.append(lint_source(data, path="example.py", language="python", rules=[rule], settings=settings))
+            assert runs[0] == runs[1], f"{rule.id}: narrowing changed the findings of\n{example.code}"
