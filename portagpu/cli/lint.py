@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write .portagpu_cache/")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     p.add_argument("--config", type=Path, metavar="PYPROJECT", help="use this pyproject.toml")
+    p.add_argument("--force-exclude", action="store_true", help="apply exclude/.gitignore to paths named here too (pre-commit)")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     p.set_defaults(func=run)
 
@@ -108,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         cache=False if args.no_cache else None,
         jobs=args.jobs,
     )
+    if args.force_exclude:
+        config = replace(config, force_exclude=True)
     progress = _Progress(sys.stderr.isatty() and not args.quiet)
     for path in args.paths:
         if not os.path.lexists(path):

@@ -37,6 +37,7 @@ KNOWN_KEYS = {
     "guard-macros",
     "extend-rules",
     "respect-gitignore",
+    "force-exclude",
     "cache-dir",
 }
 
@@ -55,6 +56,7 @@ class LintConfig:
     guard_macros: tuple[str, ...] = ()
     extend_rules: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    force_exclude: bool = False  # exclude even paths named on the command line
     cache: bool = True
     cache_dir: str = ".portagpu_cache"
     jobs: int | None = None  # None: every core
@@ -270,11 +272,11 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
         guard_macros=_strings(table, "guard-macros", where),
         extend_rules=tuple(str((root / p).resolve()) for p in _strings(table, "extend-rules", where)),
     )
-    for key in ("respect-gitignore",):
+    for key in ("respect-gitignore", "force-exclude"):
         if key in table:
             if not isinstance(table[key], bool):
                 raise ConfigError(f"{where}: `{key}` must be true or false")
-            config = replace(config, respect_gitignore=table[key])
+            config = replace(config, **{key.replace("-", "_"): table[key]})
     if "cache-dir" in table:
         if not isinstance(table["cache-dir"], str):
             raise ConfigError(f"{where}: `cache-dir` must be a string")

@@ -85,6 +85,18 @@ class _Ignores:
         return False
 
 
+def _excluded_explicitly(path: str, user: _Ignores, respect_gitignore: bool) -> bool:
+    is_dir = os.path.isdir(path)
+    if user.ignored(path, is_dir):
+        return True
+    if not respect_gitignore:
+        return False
+    ignores = _Ignores()
+    for folder in _git_ancestors(path if is_dir else os.path.dirname(path)) + [os.path.dirname(path)]:
+        ignores.add_file(folder)
+    return ignores.ignored(path, is_dir)
+
+
 def _git_ancestors(folder: str) -> list[str]:
     """Folders from the enclosing git root (or `folder` if none) down to folder's parent."""
     chain = []
@@ -111,8 +123,11 @@ def discover(
     root: Path,
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
+    force_exclude: bool = False,
 ) -> Iterator[Candidate | Problem]:
-    """Yields files to lint (sorted, each once) and problems met on the way."""
+    """Yields files to lint (each once) and problems met on the way. A path
+    named explicitly is linted even if excluded, unless `force_exclude` (for
+    pre-commit, which names every changed file)."""
     cwd = os.getcwd()
     user = _Ignores()
     user.add(str(root.resolve()), list(exclude))
@@ -133,6 +148,8 @@ def discover(
                 yield Problem(shown, meta.SYMLINK_LOOP, "the link resolves to itself")
             else:
                 yield Problem(shown, meta.UNREADABLE, exc.strerror or str(exc))
+            continue
+        if force_exclude and _excluded_explicitly(path, user, respect_gitignore):
             continue
         if not os.path.isdir(path):
             yield from emit(os.path.realpath(path), shown, language_of(path) or "python")

@@ -451,7 +451,14 @@ class _Run:
         from portagpu.lint.discovery import Candidate, discover
 
         config = self.config
-        for item in discover(paths, root=config.root, exclude=config.exclude, respect_gitignore=config.respect_gitignore):
+        found = discover(
+            paths,
+            root=config.root,
+            exclude=config.exclude,
+            respect_gitignore=config.respect_gitignore,
+            force_exclude=config.force_exclude,
+        )
+        for item in found:
             if isinstance(item, Candidate):
                 self.result.files += 1
                 self._file(item, runner)

@@ -49,6 +49,16 @@ def test_explicit_file_is_linted_and_listed_once(tmp_path, monkeypatch):
     assert _names(items) == ["a.py"]
 
 
+def test_force_exclude_applies_to_named_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("gen_*.py\n")
+    _touch(tmp_path, "vendor/v.py", "gen_x.py", "a.py")
+    named = ["vendor/v.py", "gen_x.py", "a.py"]
+    assert _names(discover(named, root=tmp_path, exclude=["vendor/"])) == ["a.py", "gen_x.py", "vendor/v.py"]
+    assert _names(discover(named, root=tmp_path, exclude=["vendor/"], force_exclude=True)) == ["a.py"]
+
+
 def test_symlink_loops_are_one_diagnostic_each(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _touch(tmp_path, "pkg/a.py")
