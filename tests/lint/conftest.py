@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from portagpu.lint import engine
+from portagpu.lint import dispatch
 from portagpu.lint.config import LintConfig
 from portagpu.lint.model import Edit, Finding, Fix, ParseFailure
 
@@ -111,7 +111,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Returns a LintConfig factory over the toy rules, rooted at tmp_path."""
     rules_file = tmp_path / "toy_rules.yaml"
     rules_file.write_text(TOY_RULES)
-    monkeypatch.setattr(engine, "_checker", _fake_checker)
+    monkeypatch.setattr(dispatch, "_checker", _fake_checker)
     monkeypatch.chdir(tmp_path)
     CALLS.clear()
 

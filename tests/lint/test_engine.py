@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from portagpu.lint import engine
+from portagpu.lint import dispatch, runner
 from portagpu.lint.engine import lint_paths, lint_text
 from portagpu.lint.model import LintSettings
 
@@ -52,7 +52,7 @@ def test_pool_gives_the_same_findings_as_one_process(toy, tmp_path, monkeypatch)
     for i in range(40):
         _write(tmp_path, f"pkg/m{i:02d}.py", "x = 1\n" * i + "cuda_sync()\nn = warp32\n")
     _write(tmp_path, "pkg/broken.py", "def f(:\n  cuda_sync()\n")
-    monkeypatch.setattr(engine, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(runner, "POOL_MIN_FILES", 2)
     serial = lint_paths([tmp_path], toy(jobs=1, cache=False))
     pooled = lint_paths([tmp_path], toy(jobs=2, cache=False))
     assert serial.findings == pooled.findings
@@ -100,7 +100,7 @@ def test_noqa_suppresses_in_a_run(toy, tmp_path):
 
 
 def test_missing_checkers_are_reported_not_hidden(toy, tmp_path, monkeypatch):
-    monkeypatch.setattr(engine, "_checker", lambda language: None)
+    monkeypatch.setattr(dispatch, "_checker", lambda language: None)
     _write(tmp_path, "a.py", "cuda_sync()\n")
     result = lint_paths([tmp_path], toy(cache=False))
     assert "python" in result.missing_checkers
@@ -148,16 +148,16 @@ def test_a_dying_worker_costs_one_pg907_per_file_not_the_run(toy, tmp_path, monk
     for i in range(12):
         _write(tmp_path, f"m{i:02d}.py", "cuda_sync()\n" + ("explode_worker = 1\n" if i == 3 else ""))
 
-    real_check = engine._checker("python")
+    real_check = dispatch._checker("python")
 
     def dying(path, text, rules, settings):
         if "explode_worker" in text:
             os._exit(3)  # as if killed by the OOM killer
         return real_check(path, text, rules, settings)
 
-    monkeypatch.setattr(engine, "_checker", lambda language: dying if language == "python" else None)
-    monkeypatch.setattr(engine, "POOL_MIN_FILES", 2)
-    monkeypatch.setattr(engine, "CHUNK_FILES", 1)
+    monkeypatch.setattr(dispatch, "_checker", lambda language: dying if language == "python" else None)
+    monkeypatch.setattr(runner, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(runner, "CHUNK_FILES", 1)
     result = lint_paths([tmp_path], toy(jobs=2, cache=False))
     codes = {Path(f.path).name: f.code for f in result.findings}
     assert codes["m03.py"] == "PG907" and "worker process failed" in next(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from portagpu.lint import engine
+from portagpu.lint import dispatch
 from portagpu.lint.engine import lint_paths
 from portagpu.lint.narrow import bound_names, narrow
 
@@ -90,7 +90,7 @@ def _tree(root: Path) -> list[int]:
 def test_findings_are_the_same_with_and_without_narrowing(toy, tmp_path, monkeypatch):
     expected = _tree(tmp_path)
     narrowed = lint_paths([tmp_path], toy(cache=False))
-    monkeypatch.setattr(engine, "NARROW", False)
+    monkeypatch.setattr(dispatch, "NARROW", False)
     full = lint_paths([tmp_path], toy(cache=False))
     assert narrowed.findings == full.findings
     assert [f.line for f in full.findings] == expected and len(expected) == 3
@@ -171,6 +171,6 @@ def test_catalogue_examples_agree_with_and_without_narrowing(monkeypatch):
             data = example.code.encode()
             runs = []
             for narrowing in (True, False):
-                monkeypatch.setattr(engine, "NARROW", narrowing)
+                monkeypatch.setattr(dispatch, "NARROW", narrowing)
                 runs.append(lint_source(data, path="example.py", language="python", rules=[rule], settings=settings))
             assert runs[0] == runs[1], f"{rule.id}: narrowing changed the findings of\n{example.code}"

@@ -102,7 +102,7 @@ module = st.lists(st.one_of(function, klass, st.sampled_from(GPU_LINES[:4] + ["f
 def test_narrowing_never_changes_findings(text):
     import pytest
 
-    from portagpu.lint import engine
+    from portagpu.lint import dispatch, engine
 
     if not engine.checker_available("python"):
         pytest.skip("the Python checkers are not in the tree yet")
@@ -112,12 +112,12 @@ def test_narrowing_never_changes_findings(text):
         config = LintConfig(root=root, cache=False, jobs=1)
         from portagpu.lint import narrow
 
-        saved = engine.NARROW, narrow.MIN_SAVING
+        saved = dispatch.NARROW, narrow.MIN_SAVING
         try:
-            engine.NARROW, narrow.MIN_SAVING = True, 0.0  # narrow whatever can be
+            dispatch.NARROW, narrow.MIN_SAVING = True, 0.0  # narrow whatever can be
             narrowed = lint_paths([root], config).findings
-            engine.NARROW = False
+            dispatch.NARROW = False
             full = lint_paths([root], config).findings
         finally:
-            engine.NARROW, narrow.MIN_SAVING = saved
+            dispatch.NARROW, narrow.MIN_SAVING = saved
         assert narrowed == full, text

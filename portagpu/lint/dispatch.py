@@ -1,0 +1,146 @@
+"""Dispatch of one source text to the Python or CUDA checkers: `lint_text`
+(the contract other areas call) and `lint_source` for raw bytes. A text that
+does not parse is one PG901, a checker that crashes one PG907."""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache, lru_cache
+
+from portagpu.lint import meta
+from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
+from portagpu.lint.prescan import PreScan
+from portagpu.lint.suppression import apply_suppressions
+
+Checker = Callable[[str, str, Sequence[Rule], LintSettings], list[Finding]]
+
+
+@cache
+def _checker(language: str) -> Checker | None:
+    """The other areas' entry points, imported on first use; None until they exist."""
+    try:
+        if language == "python":
+            from portagpu.lint.python import check_python
+
+            return check_python
+        if language == "cuda":
+            from portagpu.cuda import check_cuda_file
+
+            return check_cuda_file
+    except ImportError:
+        return None
+    return None
+
+
+def checker_available(language: str) -> bool:
+    return _checker(language) is not None
+
+
+def rules_for(language: str, rules: Iterable[Rule]) -> list[Rule]:
+    # a Python file may embed CUDA sources, which check_python hands to the
+    # CUDA side with the CUDA rules; a .cu file needs only the CUDA rules
+    wanted = ("python", "cuda") if language == "python" else ("cuda",)
+    return [r for r in rules if r.language in wanted and not meta.is_meta(r)]
+
+
+def _syntax_check(text: str, path: str) -> None:
+    """PG901 without a checker (none selected, or the Python side missing)."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as exc:
+        raise ParseFailure(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ParseFailure(f"{type(exc).__name__}: {exc}") from None
+
+
+def lint_text(
+    text: str,
+    *,
+    path: str,
+    language: str,
+    rules: Sequence[Rule],
+    settings: LintSettings,
+) -> list[Finding]:
+    """Findings of the given rules in one source text, suppressions applied.
+
+    A text that does not parse yields one PG901 finding (if PG901 is among
+    `rules`); a checker that crashes yields PG907 rather than ending the run."""
+    by_id = {r.id: r for r in rules}
+    codes = set(by_id)
+    active = rules_for(language, rules)
+    findings: list[Finding] = []
+    try:
+        check = _checker(language) if active else None
+        if check is not None:
+            findings = [f for f in _check(check, text, path, language, active, settings) if f.code in codes]
+        elif language == "python" and meta.SYNTAX_ERROR in codes:
+            _syntax_check(text, path)
+    except ParseFailure as exc:
+        findings = []
+        if meta.SYNTAX_ERROR in codes:
+            findings.append(meta.meta_finding(meta.SYNTAX_ERROR, path, exc.message, line=exc.line, col=exc.col, rules=by_id))
+    except RecursionError:
+        findings = internal_error(path, "nesting too deep for the checker", by_id)
+    except Exception as exc:  # one bad file must not end a run over thousands
+        findings = internal_error(path, f"{type(exc).__name__}: {exc}", by_id)
+    findings = apply_suppressions(text, findings, language)
+    return sorted(findings, key=Finding.sort_key)
+
+
+# blank top-level blocks no rule can care about before parsing (narrow.py);
+# PORTAGPU_LINT_FULL_PARSE=1 turns it off, e.g. to compare the findings
+NARROW = os.environ.get("PORTAGPU_LINT_FULL_PARSE", "") in ("", "0")
+
+
+@lru_cache(maxsize=16)
+def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[str, ...] | None:
+    rules = [Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks) for i, toks, lang in key]  # type: ignore[arg-type]
+    scan = PreScan(rules, "python")
+    if scan.everything or scan.embedded_everything:
+        return None  # some rule cannot say what it looks for: keep everything
+    return (scan.tokens or ()) + (scan.triggers or ())
+
+
+def _check(check: Checker, text: str, path: str, language: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    if language == "python" and NARROW:
+        from portagpu.lint.narrow import narrow
+
+        tokens = _narrow_tokens(tuple((r.id, r.tokens, r.language) for r in rules))
+        narrowed = narrow(text, tokens) if tokens else None
+        if narrowed is not None:
+            try:
+                return check(path, narrowed, rules, settings)
+            except ParseFailure:
+                pass  # parse the whole file: the error's position is then the real one
+    return check(path, text, rules, settings)
+
+
+def lint_source(
+    data: bytes,
+    *,
+    path: str,
+    language: str,
+    rules: Sequence[Rule],
+    settings: LintSettings,
+) -> list[Finding]:
+    """`lint_text` for a file's raw bytes: undecodable input is one PG903/PG904."""
+    from portagpu.lint.source import Undecodable, decode_source
+
+    text = decode_source(data, language)
+    if isinstance(text, Undecodable):
+        by_id = {r.id: r for r in rules}
+        if text.code not in by_id:
+            return []
+        return [meta.meta_finding(text.code, path, text.detail, line=text.line, col=text.col, rules=by_id)]
+    return lint_text(text, path=path, language=language, rules=rules, settings=settings)
+
+
+def internal_error(path: str, detail: str, by_id: dict[str, Rule]) -> list[Finding]:
+    """One PG907 (if selected) for a file a checker or worker failed on."""
+    if meta.INTERNAL_ERROR not in by_id:
+        return []
+    return [meta.meta_finding(meta.INTERNAL_ERROR, path, detail.splitlines()[0][:300], rules=by_id)]
+
+

@@ -1,0 +1,247 @@
+"""Running the files that must be parsed: here, or on a process pool fed in
+chunks while discovery is still going, with the rules sent once per worker;
+safe fixes are applied in the worker, looping until stable."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from portagpu.lint.dispatch import _checker, internal_error, lint_text
+from portagpu.lint.model import Finding, LintSettings, Rule
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    findings: list[Finding]
+    parsed: bool = False
+    cached: bool = False
+    fixed: int = 0  # fixes applied
+    new_text: str | None = None  # set when --fix/--diff changed the text
+    original_text: str | None = None
+    error: str | None = None  # a fix refused, a write failed
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    language: str
+    text: str
+    dropped: frozenset[str]  # per-file-ignores
+    fix: bool
+
+
+_WORKER: dict[str, object] = {}
+
+
+def _init_worker(rules: tuple[Rule, ...], settings: LintSettings, tune_gc: bool = True) -> None:
+    if tune_gc:
+        _tune_gc()
+    _WORKER["rules"] = rules
+    _WORKER["settings"] = settings
+    _WORKER["by_drop"] = {}
+    try:  # a worker started with Ctrl-C pending should die quietly
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ImportError, ValueError):
+        pass
+
+
+def _tune_gc() -> None:
+    """Parsing allocates millions of small AST objects; the default gen-0
+    threshold (700) makes the collector rescan them over and over (~13% of a
+    cold run). Objects alive now (modules, rules) are frozen out of it."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+
+
+def _rules_minus(dropped: frozenset[str]) -> tuple[Rule, ...]:
+    cache: dict[frozenset[str], tuple[Rule, ...]] = _WORKER["by_drop"]  # type: ignore[assignment]
+    if dropped not in cache:
+        rules: tuple[Rule, ...] = _WORKER["rules"]  # type: ignore[assignment]
+        cache[dropped] = tuple(r for r in rules if r.id not in dropped)
+    return cache[dropped]
+
+
+MAX_FIX_ROUNDS = 8
+
+
+def _run_job(job: Job) -> FileOutcome:
+    rules = _rules_minus(job.dropped)
+    settings: LintSettings = _WORKER["settings"]  # type: ignore[assignment]
+    findings = lint_text(job.text, path=job.path, language=job.language, rules=rules, settings=settings)
+    outcome = FileOutcome(job.path, findings, parsed=True)
+    if job.fix:
+        _fix_job(job, rules, settings, outcome)
+    return outcome
+
+
+def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: FileOutcome) -> None:
+    from portagpu.lint.fixes import UnsafeFix, apply_fixes, check_parses, safe_fixes
+
+    text = job.text
+    for _ in range(MAX_FIX_ROUNDS):  # a fix may expose another; stop when stable
+        fixes = safe_fixes(outcome.findings)
+        if not fixes:
+            break
+        candidate, applied = apply_fixes(text, fixes)
+        if not applied or candidate == text:
+            break
+        try:
+            check_parses(candidate, job.path, job.language)
+        except UnsafeFix as exc:
+            codes = sorted({f.code for f in outcome.findings if f.fix in fixes})
+            outcome.error = f"fix for {', '.join(codes)} not applied: {exc}"
+            break
+        text = candidate
+        outcome.fixed += applied
+        outcome.findings = lint_text(text, path=job.path, language=job.language, rules=rules, settings=settings)
+    if text != job.text:
+        outcome.new_text, outcome.original_text = text, job.text
+
+
+def _run_chunk(jobs: list[Job]) -> list[FileOutcome]:
+    return [_run_job(job) for job in jobs]
+
+
+def _pool_context():
+    import multiprocessing
+
+    # fork: workers inherit the imported checkers; elsewhere, spawn
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+POOL_MIN_FILES = 8
+CHUNK_FILES, CHUNK_CHARS = 8, 512 * 1024
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1  # honours taskset/cgroup cpusets
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Runner:
+    """Runs jobs here or on a process pool that starts as soon as there is
+    enough work, so the workers parse while this process is still finding,
+    reading and pre-scanning files. Chunks amortise the pickling; rules and
+    settings reach each worker once, through the pool's initializer."""
+
+    def __init__(self, rules: tuple[Rule, ...], settings: LintSettings, workers: int | None, progress: Progress | None) -> None:
+        self.rules, self.settings, self.progress = rules, settings, progress
+        self.workers = workers or _usable_cpus()
+        self.pool = None
+        self.futures: list = []
+        self.chunks: dict = {}  # future -> its jobs, to report them if a worker dies
+        self.buffer: list[Job] = []
+        self.buffered_chars = 0
+        self.total = 0
+        _init_worker(rules, settings, tune_gc=False)
+
+    def add(self, job: Job) -> None:
+        self.total += 1
+        self.buffer.append(job)
+        self.buffered_chars += len(job.text)
+        if self.pool is None and self.workers > 1 and self.total >= POOL_MIN_FILES:
+            self._start_pool()
+        if self.pool is not None and (len(self.buffer) >= CHUNK_FILES or self.buffered_chars >= CHUNK_CHARS):
+            self._flush()
+
+    def _start_pool(self) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        for language in ("python", "cuda"):
+            _checker(language)  # imported before the fork, so workers inherit it
+        self.pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(self.rules, self.settings),
+        )
+
+    def _flush(self) -> None:
+        if self.buffer:
+            future = self.pool.submit(_run_chunk, self.buffer)  # type: ignore[union-attr]
+            self.futures.append(future)
+            self.chunks[future] = self.buffer
+            self.buffer, self.buffered_chars = [], 0
+
+    def outcomes(self) -> Iterable[FileOutcome]:
+        """Every job's outcome, as they finish. When a worker dies (killed,
+        out of memory) the pool breaks and every unfinished chunk fails with
+        it; those files are retried one per task on a fresh pool, so only the
+        file that kills a worker again ends as PG907."""
+        if self.pool is None:
+            yield from self._serial()
+            return
+        self._flush()
+        failed: list[Job] = []
+        done = 0
+        try:
+            for outcomes, jobs, error in self._collect():
+                if error is not None:
+                    failed.extend(jobs)
+                    continue
+                done += len(outcomes)
+                yield from outcomes
+                if self.progress:
+                    self.progress(done, self.total)
+        finally:
+            self.close()
+        if not failed:
+            return
+        self._start_pool()
+        for job in failed:
+            future = self.pool.submit(_run_chunk, [job])  # type: ignore[union-attr]
+            self.futures.append(future)
+            self.chunks[future] = [job]
+        by_id = {r.id: r for r in self.rules}
+        try:
+            for outcomes, jobs, error in self._collect():
+                if error is not None:
+                    detail = f"worker process failed: {type(error).__name__}: {error}"
+                    outcomes = [FileOutcome(j.path, internal_error(j.path, detail, by_id)) for j in jobs]
+                done += len(outcomes)
+                yield from outcomes
+        finally:
+            self.close()
+
+    def _collect(self):
+        from concurrent.futures import as_completed
+
+        futures, self.futures = self.futures, []
+        for future in as_completed(futures):
+            jobs = self.chunks.pop(future)
+            try:
+                yield future.result(), jobs, None
+            except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+                yield [], jobs, exc
+
+    def _serial(self) -> Iterable[FileOutcome]:
+        import gc
+
+        thresholds = gc.get_threshold()
+        gc.set_threshold(50_000, 50, 100)  # see _tune_gc; restored for the caller
+        try:
+            for done, job in enumerate(self.buffer, 1):
+                yield _run_job(job)
+                if self.progress:
+                    self.progress(done, self.total)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
