@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, cdiv, dtype_name, next_power_of_2, sms
+from portagpu.kernels._common import (
+    TRITON_FLOATS,
+    cdiv,
+    dtype_name,
+    next_power_of_2,
+    persistent_grid,
+)
 from portagpu.kernels._target import target_of
 
 from portagpu.errors import LaunchError
@@ -47,7 +53,7 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
 
         num_bins = next_power_of_2(bins + 1)  # + a spare bin for values outside the range
         if num_bins <= config["max_block_bins"]:
-            programs = min(cdiv(n, config["BLOCK"]), sms(target, config, "programs_per_sm"))
+            programs = min(cdiv(n, config["BLOCK"]), persistent_grid(target, config, "programs_per_sm"))
             _dispatch.launch_triton(kernels.histogram_blocks_kernel, (programs,), flat, counts, n, bins,
                                     lo, hi, target=target, config=config, NUM_BINS=num_bins)
         else:
@@ -55,7 +61,7 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
                                     bins, lo, hi, target=target, config=config)
     else:
         threads = int(config["threads"])
-        blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
+        blocks = min(cdiv(n, threads), persistent_grid(target, config, "blocks_per_sm"))
         # privatise the bins in shared memory when they fit the launch-time limit
         shared = bins * 4 if bins * 4 <= config["max_shared_bytes"] else 0
         _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, flat, counts, n, bins, lo, hi,

@@ -10,7 +10,7 @@ import builtins  # this module defines sum and max
 from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, as_rows, cdiv, dtype_name, sms
+from portagpu.kernels._common import TRITON_FLOATS, as_rows, cdiv, dtype_name, persistent_grid
 from portagpu.kernels._target import Target, target_of
 
 
@@ -74,7 +74,7 @@ def _vector_triton(op: str, flat: Any, target: Target, config: dict[str, Any]) -
     from portagpu.kernels._triton.reduction import reduce_partials_kernel
 
     n = flat.numel()
-    programs = min(cdiv(n, config["BLOCK"]), sms(target, config, "programs_per_sm"))
+    programs = min(cdiv(n, config["BLOCK"]), persistent_grid(target, config, "programs_per_sm"))
     partials = torch.empty(programs, dtype=torch.float32, device=flat.device)
     is_max = op == "max"
     _dispatch.launch_triton(reduce_partials_kernel, (programs,), flat, partials, n,
@@ -89,7 +89,7 @@ def _vector_cuda(op: str, flat: Any, target: Target, config: dict[str, Any]) -> 
     import torch
 
     n, threads = flat.numel(), int(config["threads"])
-    blocks = min(cdiv(n, threads), sms(target, config, "blocks_per_sm"))
+    blocks = min(cdiv(n, threads), persistent_grid(target, config, "blocks_per_sm"))
     partials = torch.empty(blocks, dtype=torch.float32, device=flat.device)
     name = f"pg_{op}_f32"
     _cuda.launch("reduce.cu", name, (blocks,), threads, flat, partials, n)

@@ -72,3 +72,21 @@ def test_importing_the_package_imports_no_torch_or_triton(tmp_path):
     code = "import sys, portagpu.kernels; assert not {'torch', 'triton'} & set(sys.modules), sys.modules.keys()"
     # from an empty folder, so that the installed portagpu is imported, not a source tree in cwd
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+def test_vendor_options_from_the_table_reach_portagpu_launch(monkeypatch):
+    """On (simulated) AMD the matmul row's AMD-only options and constexprs are
+    handed to portagpu.launch, which scales num_warps and filters options per vendor."""
+    import portagpu
+
+    calls = []
+    monkeypatch.setattr(portagpu, "launch", lambda kernel, grid, *args, **meta: calls.append(meta))
+    amd = Target("amd", "rocm", "MI300X", 64, 304)
+    config = _tuning.config("matmul_bias_act", "amd", 4096)
+    _dispatch.launch_triton("kernel", (1,), 1, 2, target=amd, config=config, HAS_BIAS=True)
+    meta = calls[-1]
+    assert meta["matrix_instr_nonkdim"] == config["matrix_instr_nonkdim"]
+    assert meta["waves_per_eu"] == config["waves_per_eu"]
+    assert meta["num_warps"] == config["num_warps"] and meta["BLOCK_M"] == config["BLOCK_M"]
+    assert meta["HAS_BIAS"] is True
+    assert "upto" not in meta
