@@ -199,22 +199,26 @@ class Runner:
                     self.progress(done, self.total)
         finally:
             self.close()
-        if not failed:
-            return
-        self._start_pool()
-        for job in failed:
-            future = self.pool.submit(_run_chunk, [job])  # type: ignore[union-attr]
-            self.futures.append(future)
-            self.chunks[future] = [job]
+        if failed:
+            yield from self._retry(failed)
+
+    def _retry(self, jobs: list[Job]) -> Iterable[FileOutcome]:
+        """One file at a time on a one-worker pool, so a failure names its
+        file exactly; a fresh pool after each death."""
         by_id = {r.id: r for r in self.rules}
+        workers, self.workers = self.workers, 1
         try:
-            for outcomes, jobs, error in self._collect():
-                if error is not None:
-                    detail = f"worker process failed: {type(error).__name__}: {error}"
-                    outcomes = [FileOutcome(j.path, internal_error(j.path, detail, by_id)) for j in jobs]
-                done += len(outcomes)
-                yield from outcomes
+            for job in jobs:
+                if self.pool is None:
+                    self._start_pool()
+                try:
+                    yield from self.pool.submit(_run_chunk, [job]).result()  # type: ignore[union-attr]
+                except Exception as exc:  # noqa: BLE001 - this file killed a worker again
+                    self.close()
+                    detail = f"worker process failed: {type(exc).__name__}: {exc}"
+                    yield FileOutcome(job.path, internal_error(job.path, detail, by_id))
         finally:
+            self.workers = workers
             self.close()
 
     def _collect(self):
