@@ -179,7 +179,7 @@ def _emit(args, config, result, report, style, out) -> None:
         formatter = report.format_grouped if args.format == "grouped" else report.format_text
         if findings:
             out.write(formatter(findings, style, show_fixes=args.show_fixes) + "\n")
-        if not args.quiet:
+        if not args.quiet and not args.add_noqa:
             _summary(args, result, style, out)
 
 
