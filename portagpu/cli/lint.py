@@ -196,4 +196,4 @@ def _summary(args, result, style, out) -> None:
         if fixable and not args.fix:
             out.write(f"{style.cyan('[*]')} {fixable} fixable with `portagpu lint --fix`.\n")
     elif not (args.fix and result.fixed):
-        out.write(f"{style.green('All checks passed!')} ({result.files} files)\n")
+        out.write(f"{style.green('All checks passed!')} ({result.files} file{'' if result.files == 1 else 's'})\n")
