@@ -149,7 +149,7 @@ def main() -> int:
     launch(kernel, grid, x, y, out, n, BLOCK=1024)
     launch(cuda_kernel, grid, xc, yc, oc, n, block=(1024,))
     function = next(iter(cuda_kernel._prepared.values())).function
-    args3 = [xc, yc, oc, np.int32(n)]
+    args3 = (xc, yc, oc, np.int32(n))
     variants = {
         "triton floor: launcher called directly": lambda: no_op(
             1, 1, 1, 0, 1, 2, None, None, None, x, y, out, n, 1024),
@@ -157,7 +157,7 @@ def main() -> int:
         "triton portagpu.launch, num_warps=4": lambda: launch(kernel, grid, x, y, out, n, BLOCK=1024,
                                                               num_warps=4),
         "cupy floor: Function called directly": lambda: function(
-            (1, 1, 1), (1024, 1, 1), args3, shared_mem=0, stream=None),
+            (1, 1, 1), (1024, 1, 1), args3, 0, None),
         "cupy portagpu.launch": lambda: launch(cuda_kernel, grid, xc, yc, oc, n, block=(1024,)),
     }
     calls, rounds = (2000, 5) if options.quick else (20000, 15)

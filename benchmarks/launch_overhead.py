@@ -130,9 +130,9 @@ def main() -> int:
             1, 1, 1, stream, function, packed, None, None, None, x, y, out, n, 1024)
     # ... and CuPy's kernel function (what portagpu calls; RawKernel wraps it)
     cupy_function = kernel._prepared[xc.data.device_id].function
-    args_c = [xc, yc, oc, n32]
+    args_c = (xc, yc, oc, n32)
     variants["floor: CuPy Function direct"] = lambda: cupy_function(
-        (1, 1, 1), (1024, 1, 1), args_c, shared_mem=0, stream=None)
+        (1, 1, 1), (1024, 1, 1), args_c, 0, None)
     host = host_cost_us(variants, calls, rounds)
     # where portagpu's own time goes (pure host work, no launch)
     from portagpu.device import detect
