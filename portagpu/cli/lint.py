@@ -90,6 +90,21 @@ def _diff(changed: dict[str, tuple[str, str]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Exit 2 on an internal error too, with one line (PORTAGPU_DEBUG=1: traceback)."""
+    from portagpu.errors import PortagpuError
+
+    try:
+        return _run(args)
+    except (PortagpuError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:
+        if os.environ.get("PORTAGPU_DEBUG"):
+            raise
+        print(f"portagpu: internal error: {type(exc).__name__}: {exc} (PORTAGPU_DEBUG=1 shows where)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run(args: argparse.Namespace) -> int:
     from portagpu.errors import ConfigError
     from portagpu.lint import report
     from portagpu.lint.config import load_config, with_overrides

@@ -172,3 +172,14 @@ def test_colour_only_when_asked_and_no_progress_off_a_tty(project, capsys, monke
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\033[" not in _run(capsys, "src")[1]
     assert "\033[" not in _run(capsys, "src", "--format", "json")[1]
+
+
+def test_an_internal_error_exits_2_with_one_line(project, capsys, monkeypatch):
+    import portagpu.lint.engine as engine
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "lint_paths", broken)
+    code, out, err = _run(capsys, "src")
+    assert code == 2 and err.strip() == "portagpu: internal error: RuntimeError: boom (PORTAGPU_DEBUG=1 shows where)"
