@@ -75,3 +75,41 @@ def test_add_noqa_in_cuda_keeps_macro_continuations():
     assert out.splitlines()[0] == "#define SHFL(v) /* noqa: PG501 */ \\"
     assert out.splitlines()[2] == "int a = f();  // noqa: PG508"
     assert apply_suppressions(out, [_f(1, "PG501"), _f(3, "PG508")], "cuda") == []
+
+
+def test_add_noqa_property_on_odd_layouts():
+    """For findings on any line of code with multi-line strings, f-strings,
+    brackets and backslash continuations: the comments keep the code
+    parsing (and strings unchanged), silence every finding, and a second
+    pass adds nothing."""
+    import ast
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = [
+        "x = 1\n",
+        'src = """\nline a\nline b\n"""\n',
+        "y = (1 +\n     2)\n",
+        "z = 1 + \\\n    2\n",
+        'f = f"""{x}\n{y}"""\n',
+        "call(a,\n     b)  # existing comment\n",
+        "s = 'a' \\\n    'b'\n",
+        "def g():\n    return '''\n    doc\n    '''\n",
+    ]
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.sampled_from(pieces), min_size=1, max_size=6), st.data())
+    def check(parts, data):
+        text = "".join(parts)
+        lines = text.count("\n")
+        chosen = data.draw(st.lists(st.integers(1, lines), min_size=1, max_size=5))
+        findings = [_f(line, code) for line in chosen for code in ("PG101",)]
+        once = add_noqa(text, findings, "python")
+        before = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant)]
+        after = [n.value for n in ast.walk(ast.parse(once)) if isinstance(n, ast.Constant)]
+        assert before == after, "a comment went into a string"
+        assert apply_suppressions(once, findings, "python") == []
+        assert add_noqa(once, findings, "python") == once
+
+    check()
