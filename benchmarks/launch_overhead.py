@@ -128,11 +128,12 @@ def main() -> int:
         stream = torch.cuda.current_stream().cuda_stream
         variants["floor: CompiledKernel.run direct"] = lambda: run(
             1, 1, 1, stream, function, packed, None, None, None, x, y, out, n, 1024)
-    # ... and CuPy's kernel function (what portagpu calls; RawKernel wraps it)
+    # ... and the RawKernel that RawModule.get_function gives portagpu, called
+    # as portagpu calls it (shared_mem= and stream= keywords, a list of arguments)
     cupy_function = kernel._prepared[xc.data.device_id].function
-    args_c = (xc, yc, oc, n32)
+    args_c = [xc, yc, oc, n32]
     variants["floor: CuPy Function direct"] = lambda: cupy_function(
-        (1, 1, 1), (1024, 1, 1), args_c, 0, None)
+        (1, 1, 1), (1024, 1, 1), args_c, shared_mem=0, stream=None)
     host = host_cost_us(variants, calls, rounds)
     # where portagpu's own time goes (pure host work, no launch)
     from portagpu.device import detect

@@ -300,13 +300,11 @@ class CudaKernel:
         elif framework == "torch":
             stream = _stream_ptr(sys.modules["torch"]._C._cuda_getCurrentRawStream(index))
         cupy = self._cupy
-        # Function(grid, block, args, shared_mem, stream): positional, the order
-        # of every CuPy release; Cython parses keywords more slowly
         if cupy.cuda.runtime.getDevice() == index:
-            prepared.function(grid3, block3, converted, shared_mem, stream)
+            prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
         else:
             with cupy.cuda.Device(index):
-                prepared.function(grid3, block3, converted, shared_mem, stream)
+                prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
         if self._fast is None:  # this call's argument types were all accepted
             self._fast = make_fast_launch(self, args) or _never
 
@@ -454,7 +452,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
         "streams_get": _STREAMS.get, "stream_ptr": _stream_ptr,
     }
     a = [f"a{i}" for i in range(len(args))]
-    guards, checks, contiguous, out = [], [], [], []
+    guards, checks, out = [], [], []
     where: list[str] = []
     framework = None
     for i, (value, param, scalar) in enumerate(zip(args, kernel._params, kernel._scalar_types, strict=True)):
@@ -476,25 +474,25 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
         elif tensor is not None and isinstance(value, tensor):
             scope[f"V{i}"] = kind
             guards.append(f"type(a{i}) is V{i}")
-            contiguous += [f"a{i}.is_cuda", f"a{i}.is_contiguous()"]
+            checks += [f"if not (a{i}.is_cuda and a{i}.is_contiguous()):", "    return False"]
             where.append(f"a{i}.get_device()")
             out.append(f"a{i}.data_ptr()")
             framework = framework or "torch"
         elif isinstance(value, kernel._cupy_array):
             scope[f"V{i}"] = kind
             guards.append(f"type(a{i}) is V{i}")
-            contiguous.append(f"a{i}._c_contiguous" if kernel._cupy_flag else f"a{i}.flags.c_contiguous")
+            flag = f"a{i}._c_contiguous" if kernel._cupy_flag else f"a{i}.flags.c_contiguous"
+            checks += [f"if not {flag}:", "    return False"]
             where.append(f"a{i}.data.device_id")
             out.append(a[i])
             framework = framework or "cupy"
         else:
             return None
-    body = ["try:", f"    {', '.join(a)}, = args" if args else "    () = args",
-            "except ValueError:  # another argument count", "    return False"]
+    body = [f"if len(args) != {len(args)}:", "    return False"]
+    if args:
+        body.append(f"{', '.join(a)}, = args")
     if guards:
         body += [f"if not ({' and '.join(guards)}):", "    return False"]
-    if contiguous:
-        body += [f"if not ({' and '.join(contiguous)}):", "    return False"]
     body += checks
     if where:
         body.append(f"d = {where[0]}")
@@ -522,7 +520,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
     if framework == "torch":
         scope["raw_stream"] = torch._C._cuda_getCurrentRawStream
         body += ["else:", "    ptr = raw_stream(d)", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
-    body += [f"prepared.function(grid3, block3, ({', '.join(out)},), shared, stream)",
+    body += [f"prepared.function(grid3, block3, [{', '.join(out)}], shared_mem=shared, stream=stream)",
              "return True"]
     source = "def fast_launch(grid, args, block, stream, meta):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(source, f"<portagpu fast launch of {kernel.name}>", "exec"), scope)

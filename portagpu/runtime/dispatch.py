@@ -46,16 +46,6 @@ def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, blo
     arguments) and `shared_mem=` bytes. Raises LaunchError before launching
     when the arguments cannot run.
     """
-    if type(kernel) is CudaKernel:  # tested first: cheaper than the Triton table lookup
-        if num_warps is not None:
-            raise LaunchError(f"num_warps= is for Triton kernels; {kernel!r} takes block=")
-        fast = kernel._fast
-        if (fast is not None and kernel._ready == _device_module.detection_count
-                and fast(grid, args, block, stream, meta)):
-            return
-        kernel._launch(current_device(), grid, args, block, stream, meta)
-        kernel._ready = _cached[0]
-        return
     launcher = _TRITON.get(id(kernel))
     if launcher is not None:
         if block is not None:
@@ -70,10 +60,15 @@ def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, blo
         launcher(current_device(), grid, args, num_warps, stream, meta, try_fast=fast is None)
         launcher.ready = _cached[0] if launcher.fast else -1
         return
-    if isinstance(kernel, CudaKernel):  # a subclass: the checked general path every time
+    if isinstance(kernel, CudaKernel):
         if num_warps is not None:
             raise LaunchError(f"num_warps= is for Triton kernels; {kernel!r} takes block=")
+        fast = kernel._fast
+        if (fast is not None and kernel._ready == _device_module.detection_count
+                and fast(grid, args, block, stream, meta)):
+            return
         kernel._launch(current_device(), grid, args, block, stream, meta)
+        kernel._ready = _cached[0]
         return
     if is_triton_kernel(kernel):
         _TRITON[id(kernel)] = TritonLauncher(kernel)
