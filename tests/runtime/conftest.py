@@ -78,7 +78,8 @@ class FakeCupy(types.ModuleType):
             def __init__(self, name: str) -> None:
                 self.name = name
 
-            def __call__(self, grid, block, args, shared_mem=0, stream=None):
+            # keyword-only, like the RawKernel that RawModule.get_function returns
+            def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
                 fake.launches.append({"name": self.name, "grid": grid, "block": block,
                                       "args": list(args), "shared_mem": shared_mem,
                                       "stream": stream})
