@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write .portagpu_cache/")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     p.add_argument("--config", type=Path, metavar="PYPROJECT", help="use this pyproject.toml")
+    p.add_argument("--stdin-filename", metavar="PATH", help="lint standard input as if it were PATH (editors); with --fix, print the fixed source")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude/.gitignore to paths named here too (pre-commit)")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     p.set_defaults(func=run)
@@ -127,6 +128,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     if args.force_exclude:
         config = replace(config, force_exclude=True)
+    if args.stdin_filename:
+        return _stdin(args, config)
     progress = _Progress(sys.stderr.isatty() and not args.quiet)
     for path in args.paths:
         if not os.path.lexists(path):
@@ -165,6 +168,37 @@ def _run(args: argparse.Namespace) -> int:
     if args.diff:
         return EXIT_FINDINGS if result.changed or result.errors else EXIT_OK
     return result.exit_code
+
+
+def _stdin(args: argparse.Namespace, config) -> int:
+    """Like ruff: findings on stdout; with --fix the (fixed) source on stdout
+    and the findings left on stderr."""
+    from portagpu.lint import report
+    from portagpu.lint.engine import lint_one
+
+    text = sys.stdin.read()
+    outcome = lint_one(text, args.stdin_filename, config, fix=args.fix)
+    findings = outcome.findings
+    if args.fix:
+        sys.stdout.write(outcome.new_text if outcome.new_text is not None else text)
+        stream = sys.stderr
+    else:
+        stream = sys.stdout
+    if args.format == "json":
+        stream.write(report.format_json(findings, config.rules()) + "\n")
+    elif args.format == "sarif":
+        stream.write(report.format_sarif(findings, config.rules()) + "\n")
+    elif args.format == "github":
+        if findings:
+            stream.write(report.format_github(findings) + "\n")
+    elif findings:
+        formatter = report.format_grouped if args.format == "grouped" else report.format_text
+        stream.write(formatter(findings, report.Style(_colour(stream)), show_fixes=args.show_fixes) + "\n")
+    if outcome.error:
+        print(f"portagpu: error: {args.stdin_filename}: {outcome.error}", file=sys.stderr)
+    if args.exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if findings or outcome.error else EXIT_OK
 
 
 def _emit(args, config, result, report, style, out) -> None:

@@ -19,10 +19,10 @@ from portagpu.lint.config import LintConfig
 from portagpu.lint.dispatch import checker_available, lint_source, lint_text, rules_for
 from portagpu.lint.model import Finding, Rule
 from portagpu.lint.prescan import PreScan
-from portagpu.lint.runner import Job, Progress, Runner
+from portagpu.lint.runner import FileOutcome, Job, Progress, Runner, run_here
 from portagpu.lint.suppression import add_noqa
 
-__all__ = ["PreScan", "Result", "checker_available", "lint_paths", "lint_source", "lint_text"]
+__all__ = ["PreScan", "Result", "checker_available", "lint_one", "lint_paths", "lint_source", "lint_text"]
 
 
 @dataclass
@@ -119,6 +119,21 @@ def lint_paths(
     result.findings.sort(key=Finding.sort_key)
     result.elapsed = time.perf_counter() - started
     return result
+
+
+def lint_one(text: str, path: str, config: LintConfig | None = None, *, fix: bool = False) -> FileOutcome:
+    """`text` linted as if it were the file `path` (an editor's unsaved buffer,
+    `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
+    run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
+    from portagpu.lint.source import language_of
+
+    config = config or LintConfig()
+    rules = config.rules()
+    language = language_of(path) or "python"
+    if not PreScan(rules_for(language, rules), language).wants(text):
+        return FileOutcome(path, [])
+    dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules])
+    return run_here(Job(path, language, text, dropped, fix), rules, config.settings())
 
 
 class _Run:

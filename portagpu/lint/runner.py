@@ -108,6 +108,12 @@ def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: F
         outcome.new_text, outcome.original_text = text, job.text
 
 
+def run_here(job: Job, rules: tuple[Rule, ...], settings: LintSettings) -> FileOutcome:
+    """One job in this process (a single file from an editor's stdin)."""
+    _init_worker(rules, settings, tune_gc=False)
+    return _run_job(job)
+
+
 def _run_chunk(jobs: list[Job]) -> list[FileOutcome]:
     return [_run_job(job) for job in jobs]
 

@@ -183,3 +183,15 @@ def test_an_internal_error_exits_2_with_one_line(project, capsys, monkeypatch):
     monkeypatch.setattr(engine, "lint_paths", broken)
     code, out, err = _run(capsys, "src")
     assert code == 2 and err.strip() == "portagpu: internal error: RuntimeError: boom (PORTAGPU_DEBUG=1 shows where)"
+
+
+def test_stdin_filename(project, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("x = 1\ncuda_sync()\n"))
+    code, out, err = _run(capsys, "--stdin-filename", "src/new.py")
+    assert code == 1 and out == "src/new.py:2:1: TX101 [*] `cuda_sync()` is CUDA-only\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO("x = 1\ncuda_sync()\nn = warp32\n"))
+    code, out, err = _run(capsys, "--stdin-filename", "src/new.py", "--fix")
+    assert out == "x = 1\naccel_sync()\nn = warp32\n" and "TX102" in err and code == 1
+    assert not (project / "src" / "new.py").exists()  # nothing written
