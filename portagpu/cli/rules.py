@@ -20,9 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _catalogue():
+    from dataclasses import replace
+
     from portagpu.lint.config import load_config
 
-    return load_config().catalogue()
+    # the project's extend-rules too; no cache folder for a read-only command
+    return replace(load_config(), cache=False).catalogue()
 
 
 def _as_dict(rule) -> dict:
