@@ -144,6 +144,7 @@ class _Run:
         from portagpu.lint.cache import FindingsCache
 
         self.config, self.fix = config, fix
+        self.keep_bytes = fix or baseline  # to write files back in their own encoding
         self.rules = config.rules()
         self.rule_ids = [r.id for r in self.rules]
         self.by_id = {r.id: r for r in self.rules}
@@ -224,7 +225,7 @@ class _Run:
             cache.put(key, [])
             return
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
-        self.pending[item.path] = (key, data, item.language)
+        self.pending[item.path] = (key, data if self.keep_bytes else b"", item.language)
         self.languages_run.add(item.language)
         runner.add(Job(item.path, item.language, text, dropped, self.fix))
 
