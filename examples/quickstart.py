@@ -11,8 +11,6 @@ Every numeric result is checked against torch; the script exits 1 on a wrong one
 # ruff: noqa: E402, I001  (portagpu must be imported before triton defines kernels)
 import portagpu  # first: switches Triton's interpreter on when there is no GPU
 
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
@@ -87,12 +85,14 @@ def run_kernels(device: portagpu.Device) -> bool:
 
 
 def lint_and_translate() -> None:
+    from portagpu.cli import main as portagpu_cli  # in-process: the installed portagpu
+
     legacy = HERE / "legacy_app"
-    print(f"\n$ portagpu lint {legacy.relative_to(HERE.parent)}")
-    cli = [sys.executable, "-m", "portagpu"]
-    subprocess.run([*cli, "lint", "--no-cache", str(legacy)], check=False)
-    print(f"\n$ portagpu hipify --dry-run {legacy.relative_to(HERE.parent)}/train.py")
-    subprocess.run([*cli, "hipify", "--dry-run", str(legacy / "train.py")], check=False)
+    shown = legacy.relative_to(HERE.parent)
+    print(f"\n$ portagpu lint {shown}")
+    portagpu_cli(["lint", "--no-cache", str(legacy)])
+    print(f"\n$ portagpu hipify --dry-run {shown}/train.py")
+    portagpu_cli(["hipify", "--dry-run", str(legacy / "train.py")])
 
 
 def main() -> int:
