@@ -84,3 +84,19 @@ def library_session(lib: ModuleType | None, init: str, shutdown: str) -> Iterato
         yield lib
     finally:
         call(getattr(lib, shutdown, None))
+
+
+def cupy_device_properties(cupy: ModuleType | None, *, hip: bool) -> tuple[list[dict], int] | None:
+    """CuPy's per-device property dicts and runtime version, when CuPy was built
+    for this vendor (`hip`: ROCm); ([], 0) for the other vendor's build; None
+    when CuPy is absent or sees no GPU (it raises CUDARuntimeError then)."""
+    if cupy is None:
+        return None
+    try:
+        runtime = cupy.cuda.runtime
+        if bool(getattr(runtime, "is_hip", False)) != hip:
+            return [], 0
+        props = [runtime.getDeviceProperties(i) for i in range(runtime.getDeviceCount())]
+        return props, runtime.runtimeGetVersion()
+    except Exception:  # noqa: BLE001
+        return None

@@ -115,3 +115,45 @@ def test_mps_via_torch(swap_module, monkeypatch):
     assert device.memory_total == 48 * 2**30 and device.torch_device == "mps"
     reading = portagpu.telemetry(device)
     assert reading.memory_used == 3 * 2**30 and reading.power is None
+
+
+# --- CuPy as the source (simulated builds) ---
+
+
+def _fake_cupy(*, is_hip: bool, props: list[dict], version: int):
+    from types import SimpleNamespace
+
+    runtime = SimpleNamespace(
+        is_hip=is_hip,
+        getDeviceCount=lambda: len(props),
+        getDeviceProperties=lambda i: props[i],
+        runtimeGetVersion=lambda: version,
+    )
+    return SimpleNamespace(cuda=SimpleNamespace(runtime=runtime))
+
+
+def test_cupy_rocm_build_gives_amd_devices_only():
+    from portagpu.backends.amd.probe import from_cupy as amd_from_cupy
+    from portagpu.backends.nvidia.probe import from_cupy as nvidia_from_cupy
+
+    mi210 = {"name": b"AMD Instinct MI210", "gcnArchName": b"gfx90a:sramecc+:xnack-",
+             "warpSize": 64, "multiProcessorCount": 104, "totalGlobalMem": 64 * 2**30}  # fmt: skip
+    cupy = _fake_cupy(is_hip=True, props=[mi210], version=60443482)
+    (device,) = amd_from_cupy(cupy)
+    assert (device.arch, device.warp_size, device.multiprocessors, device.source) == (
+        "gfx90a", 64, 104, "cupy",
+    )  # fmt: skip
+    assert nvidia_from_cupy(cupy) == []
+
+
+def test_cupy_without_gpu_is_no_answer_not_a_crash():
+    from types import SimpleNamespace
+
+    from portagpu.backends.nvidia.probe import from_cupy
+
+    def no_device():
+        raise RuntimeError("cudaErrorNoDevice")
+
+    runtime = SimpleNamespace(is_hip=False, getDeviceCount=no_device)
+    assert from_cupy(SimpleNamespace(cuda=SimpleNamespace(runtime=runtime))) is None
+    assert from_cupy(None) is None

@@ -8,6 +8,7 @@ from types import ModuleType
 from portagpu.backends._common import (
     AMD_NODES,
     any_path_exists,
+    cupy_device_properties,
     loaded,
     optional_import,
     text,
@@ -144,16 +145,10 @@ def from_amdsmi() -> list[Device]:
 
 
 def from_cupy(cupy: ModuleType | None) -> list[Device] | None:
-    if cupy is None:
+    found = cupy_device_properties(cupy, hip=True)
+    if found is None:
         return None
-    try:
-        runtime = cupy.cuda.runtime
-        if not getattr(runtime, "is_hip", False):
-            return []
-        props = [runtime.getDeviceProperties(i) for i in range(runtime.getDeviceCount())]
-        version = runtime.runtimeGetVersion()
-    except Exception:  # noqa: BLE001 - no GPU / no driver
-        return None
+    props, version = found
     devices = []
     for i, p in enumerate(props):
         arch = gfx_arch(text(p.get("gcnArchName", b"")))

@@ -9,6 +9,7 @@ from types import ModuleType
 from portagpu.backends._common import (
     NVIDIA_NODES,
     any_path_exists,
+    cupy_device_properties,
     loaded,
     optional_import,
     text,
@@ -138,17 +139,10 @@ def from_nvml() -> list[Device]:
 
 
 def from_cupy(cupy: ModuleType | None) -> list[Device] | None:
-    if cupy is None:
+    found = cupy_device_properties(cupy, hip=False)
+    if found is None:
         return None
-    try:
-        runtime = cupy.cuda.runtime
-        if getattr(runtime, "is_hip", False):
-            return []
-        count = runtime.getDeviceCount()
-        props = [runtime.getDeviceProperties(i) for i in range(count)]
-        version = runtime.runtimeGetVersion()
-    except Exception:  # noqa: BLE001 - CUDARuntimeError with no GPU
-        return None
+    props, version = found
     return [
         Device(
             vendor="nvidia",
