@@ -5,7 +5,7 @@ as portagpu.kernels, portagpu.rules and portagpu.hipify_bridge, so no generic
 name such as `rules` or `kernels` lands in site-packages.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 ROOTS = {
     "portagpu": "portagpu",
@@ -19,6 +19,9 @@ package_dir: dict[str, str] = {}
 for package, folder in ROOTS.items():
     package_dir[package] = folder
     packages.append(package)
-    packages += [f"{package}.{sub}" for sub in find_packages(folder)]
+    # namespace search: data folders without __init__.py (kernels/cuda/) are
+    # packages too, as setuptools wants for the files they ship
+    subpackages = find_namespace_packages(folder, exclude=["*__pycache__*"])
+    packages += [f"{package}.{sub}" for sub in subpackages]
 
 setup(packages=packages, package_dir=package_dir)
