@@ -199,13 +199,24 @@ class CudaModule:
 
 
 class _Prepared:
-    """A kernel ready to launch on one device: the CuPy function and converters."""
+    """A kernel ready to launch on one device: the CuPy kernel, and `call`, which
+    launches it as call(grid3, block3, args, shared_mem, stream)."""
 
-    __slots__ = ("function", "index")
+    __slots__ = ("function", "index", "call")
 
-    def __init__(self, function: Any, index: int) -> None:
+    def __init__(self, function: Any, index: int, direct: Any = None) -> None:
         self.function = function
         self.index = index
+        # CuPy's RawKernel.__call__ re-reads the current device and looks up its
+        # per-device Function on every launch. This object is per device, so it
+        # keeps that Function (RawKernel.kernel) and calls it positionally.
+        if callable(direct):
+            self.call = direct
+        else:
+            def call(grid: Any, block: Any, args: Any, shared_mem: int, stream: Any) -> None:
+                function(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+            self.call = call
 
 
 class CudaKernel:
@@ -301,10 +312,10 @@ class CudaKernel:
             stream = _stream_ptr(sys.modules["torch"]._C._cuda_getCurrentRawStream(index))
         cupy = self._cupy
         if cupy.cuda.runtime.getDevice() == index:
-            prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
+            prepared.call(grid3, block3, converted, shared_mem, stream)
         else:
             with cupy.cuda.Device(index):
-                prepared.function(grid3, block3, converted, shared_mem=shared_mem, stream=stream)
+                prepared.call(grid3, block3, converted, shared_mem, stream)
         if self._fast is None:  # this call's argument types were all accepted
             self._fast = make_fast_launch(self, args) or _never
 
@@ -336,9 +347,10 @@ class CudaKernel:
         with cupy.cuda.Device(index):
             try:
                 function = module.get_function(self.name)
+                direct = getattr(function, "kernel", None)  # this device's Function
             except Exception as exc:
                 raise LaunchError(f"{self!r}: no kernel of that name in the compiled module ({exc})") from None
-        prepared = self._prepared[index] = _Prepared(function, index)
+        prepared = self._prepared[index] = _Prepared(function, index, direct)
         return prepared
 
     def _convert(self, device: Any, args: tuple) -> tuple[list[Any], int, str | None]:
@@ -520,7 +532,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
     if framework == "torch":
         scope["raw_stream"] = torch._C._cuda_getCurrentRawStream
         body += ["else:", "    ptr = raw_stream(d)", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
-    body += [f"prepared.function(grid3, block3, [{', '.join(out)}], shared_mem=shared, stream=stream)",
+    body += [f"prepared.call(grid3, block3, [{', '.join(out)}], shared, stream)",
              "return True"]
     source = "def fast_launch(grid, args, block, stream, meta):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(source, f"<portagpu fast launch of {kernel.name}>", "exec"), scope)

@@ -62,6 +62,7 @@ class FakeCupy(types.ModuleType):
         self.ndarray = FakeArray
         self.compiled: list[dict] = []
         self.launches: list[dict] = []
+        self.direct = True
         fake = self
 
         class Device:
@@ -74,15 +75,36 @@ class FakeCupy(types.ModuleType):
             def __exit__(self, *exc):
                 return False
 
+        def record(name, grid, block, args, shared_mem, stream, via):
+            fake.launches.append({"name": name, "grid": grid, "block": block, "args": list(args),
+                                  "shared_mem": shared_mem, "stream": stream, "via": via})
+
         class Function:
+            """cupy.cuda.function.Function: shared_mem and stream positional."""
+
             def __init__(self, name: str) -> None:
                 self.name = name
 
-            # keyword-only, like the RawKernel that RawModule.get_function returns
+            def __call__(self, grid, block, args, shared_mem=0, stream=None,
+                         enable_cooperative_groups=False):
+                record(self.name, grid, block, args, shared_mem, stream, "Function")
+
+        class RawKernel:
+            """What RawModule.get_function returns: keyword-only launch options,
+            and `.kernel`, the current device's Function (absent if fake.direct
+            is False, to exercise the fallback)."""
+
+            def __init__(self, name: str) -> None:
+                self.name = name
+
             def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
-                fake.launches.append({"name": self.name, "grid": grid, "block": block,
-                                      "args": list(args), "shared_mem": shared_mem,
-                                      "stream": stream})
+                record(self.name, grid, block, args, shared_mem, stream, "RawKernel")
+
+            @property
+            def kernel(self):
+                if not fake.direct:
+                    raise AttributeError("kernel")
+                return Function(self.name)
 
         class RawModule:
             def __init__(self, code: str, options: tuple = ()) -> None:
@@ -92,8 +114,8 @@ class FakeCupy(types.ModuleType):
             def compile(self) -> None:
                 pass
 
-            def get_function(self, name: str) -> Function:
-                return Function(name)
+            def get_function(self, name: str) -> RawKernel:
+                return RawKernel(name)
 
         runtime = types.SimpleNamespace(is_hip=is_hip, getDevice=lambda: 0)
         self.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)

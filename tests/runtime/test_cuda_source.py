@@ -230,3 +230,19 @@ def test_explicit_stream_is_passed(use_device, fake_cupy):
                     shared_mem=256)
     launch = cupy.launches[-1]
     assert launch["stream"].ptr == 1234 and launch["shared_mem"] == 256
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_launches_call_the_device_function_directly_or_fall_back(use_device, fake_cupy, direct):
+    # RawKernel.kernel (this device's Function, positional options) where CuPy
+    # has it; otherwise RawKernel itself with keyword options. Same launch either way.
+    use_device("sm_90")
+    cupy = fake_cupy()
+    cupy.direct = direct
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    for _ in range(3):  # first launch, then the generated fast path
+        portagpu.launch(kernel, (2,), cupy.ndarray(), 7, block=(64,), shared_mem=256)
+    assert [launch["via"] for launch in cupy.launches] == ["Function" if direct else "RawKernel"] * 3
+    for launch in cupy.launches:
+        assert (launch["grid"], launch["block"], launch["shared_mem"]) == ((2, 1, 1), (64, 1, 1), 256)
+        assert type(launch["args"][1]) is np.int32 and launch["args"][1] == 7
