@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-from importlib import metadata
 from typing import Any
 
 from portagpu._version import __version__
@@ -42,6 +41,10 @@ def collect() -> dict[str, Any]:
 
 
 def installed_stack() -> dict[str, str]:
+    # imported here: every CLI call builds this module's parser, and
+    # importlib.metadata costs 35-70 ms at import
+    from importlib import metadata
+
     versions = {}
     for dist in STACK:
         try:
@@ -74,7 +77,7 @@ def _value(v: Any, unit: str = "") -> str:
 
 def render_table(report: dict[str, Any]) -> str:
     rows: list[tuple[str, str]] = []
-    for device, reading in zip(report["devices"], report["telemetry"]):
+    for device, reading in zip(report["devices"], report["telemetry"], strict=True):
         rows += [
             ("device", f"{device['backend']}:{device['index']}  {device['name']}"),
             ("vendor / backend", f"{device['vendor']} / {device['backend']}"),

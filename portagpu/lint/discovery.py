@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portagpu.lint import meta
-from portagpu.lint.source import LANGUAGE_BY_SUFFIX, language_of
+from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES, LANGUAGE_BY_SUFFIX, language_of
 
-_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + tuple(s.upper() for s in LANGUAGE_BY_SUFFIX)
+_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + CUDA_DOUBLE_SUFFIXES
+_SUFFIXES += tuple(s.upper() for s in _SUFFIXES)
 
 # folders nobody wants linted (ruff's defaults); applied to what the walk
 # finds, never to a path named on the command line

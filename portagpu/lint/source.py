@@ -15,8 +15,15 @@ from portagpu.lint import meta
 LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".cu": "cuda", ".cuh": "cuda"}
 
 
+# CUDA sources named for C++ build systems (TensorFlow, Bazel): splitext sees ".cc"
+CUDA_DOUBLE_SUFFIXES = (".cu.cc", ".cu.cpp")
+
+
 def language_of(path: str | PurePath) -> str | None:
-    return LANGUAGE_BY_SUFFIX.get(os.path.splitext(path)[1].lower())
+    name = str(path).lower()
+    if name.endswith(CUDA_DOUBLE_SUFFIXES):
+        return "cuda"
+    return LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1])
 
 
 @dataclass(frozen=True)

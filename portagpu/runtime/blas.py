@@ -67,10 +67,10 @@ def _describe(framework: str, where: Any) -> BlasCall:
         backend, device = "mps", "mps"
     elif framework == "torch":
         backend = "rocm" if sys.modules["torch"].version.hip else "cuda"
-        device = f"cuda:{where}"
+        device = f"cuda:{where}"  # noqa: PG103 - a label: torch calls CUDA and ROCm GPUs "cuda:N"
     else:
         backend = "rocm" if sys.modules["cupy"].cuda.runtime.is_hip else "cuda"
-        device = f"cuda:{where}"
+        device = f"cuda:{where}"  # noqa: PG103 - a label, as above
     call = BlasCall(get_backend(backend).blas_library(framework), framework, device)
     _CALLS[(framework, where)] = call
     return call

@@ -184,7 +184,9 @@ class TritonLauncher:
             return self.kernel[grid](*args, **meta)
         import torch
 
-        with torch.cuda.stream(_torch_stream(stream)):
+        # only GPU backends get here (CPU/MPS run in the interpreter), and torch's
+        # CUDA stream API is the HIP one on ROCm
+        with torch.cuda.stream(_torch_stream(stream)):  # noqa: PG101
             return self.kernel[grid](*args, **meta)
 
     # -- CPU interpreter --------------------------------------------------------

@@ -42,6 +42,14 @@ def test_languages_gitignore_exclude_and_default_dirs(tmp_path, monkeypatch):
     assert "generated/g.py" in _names(items) and "third_party/t.py" not in _names(items)
 
 
+def test_cuda_sources_named_for_cpp_builds_are_cuda_and_plain_cc_is_not(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _touch(tmp_path, "ops/gelu.cu.cc", "ops/scan.cu.cpp", "ops/host.cc", "ops/host.cpp")
+    items = list(discover(["."], root=tmp_path))
+    assert _names(items) == ["ops/gelu.cu.cc", "ops/scan.cu.cpp"]
+    assert {i.language for i in items if isinstance(i, Candidate)} == {"cuda"}
+
+
 def test_explicit_file_is_linted_and_listed_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _touch(tmp_path, "a.py")
