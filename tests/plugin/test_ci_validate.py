@@ -96,7 +96,7 @@ def test_broken_caller_fails_validation(tmp_path, old, new, message):
 @pytest.mark.parametrize("old, new", [
     ("language: python", "language: pyhton"),
     ("  require_serial: true\n", "  require_serial: yes please\n"),
-    ("entry: portagpu lint\n", "entry: portagpu lint --formats github\n"),
+    ("entry: portagpu lint --force-exclude\n", "entry: portagpu lint --formats github\n"),
     ("- id: portagpu-lint\n", "- id: portagpu-lint\n  pass_filename: false\n"),
 ])
 def test_broken_hook_manifest_fails_validation(tmp_path, old, new):
