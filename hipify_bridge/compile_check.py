@@ -15,8 +15,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 DEFAULT_TARGETS = ("gfx90a", "gfx1030")  # CDNA2 wave64, RDNA2 wave32
 WAVE = {"gfx90a": 64, "gfx908": 64, "gfx906": 64, "gfx900": 64, "gfx940": 64, "gfx1030": 32,
@@ -46,9 +47,13 @@ class TargetResult:
     status: str  # ok | failed | not-checkable | skipped
     detail: str = ""
     seconds: float = 0.0
+    # the compiler's whole output, for callers that parse it (portagpu.kernelcheck)
+    log: str = field(default="", repr=False, compare=False)
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        data = asdict(self)
+        del data["log"]
+        return data
 
 
 def include_dirs(compiler: str) -> list[str]:
@@ -88,20 +93,21 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, 
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
-def compile_cuda(path: str) -> TargetResult:
+def compile_cuda(path: str, flags: Sequence[str] = ()) -> TargetResult:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return TargetResult("nvcc", "skipped", "nvcc is not on PATH")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
-        rc, out, secs = _run([nvcc, "-c", "-std=c++17", "-x", "cu", path,
+        rc, out, secs = _run([nvcc, "-c", "-std=c++17", *flags, "-x", "cu", path,
                               "-o", os.path.join(tmp, "out.o")])
     if rc == 0:
-        return TargetResult("nvcc", "ok", "", secs)
-    return TargetResult("nvcc", "failed", _first_error(out), secs)
+        return TargetResult("nvcc", "ok", "", secs, log=out)
+    return TargetResult("nvcc", "failed", _first_error(out), secs, log=out)
 
 
 def compile_hip(path: str, target: str, text: str | None = None,
-                include_dirs: list[str] | tuple[str, ...] = ()) -> TargetResult:
+                include_dirs: list[str] | tuple[str, ...] = (),
+                flags: Sequence[str] = ()) -> TargetResult:
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         return TargetResult(target, "skipped", "hipcc is not on PATH "
@@ -121,7 +127,7 @@ def compile_hip(path: str, target: str, text: str | None = None,
             with open(rest_path, "w", encoding="utf-8") as fh:
                 fh.write(rest)
             part = compile_hip(rest_path, target, rest,
-                               [os.path.dirname(os.path.abspath(path)), *include_dirs])
+                               [os.path.dirname(os.path.abspath(path)), *include_dirs], flags)
         what = f"without {', '.join(dropped)}" if dropped else "without those includes"
         verdict = "compiles" if part.status == "ok" else f"fails: {part.detail}"
         return TargetResult(target, "not-checkable", f"{detail}; the rest ({what}) {verdict}",
@@ -129,19 +135,19 @@ def compile_hip(path: str, target: str, text: str | None = None,
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
         rc, out, secs = _run([hipcc, "-c", "-std=c++17", "-include", "hip/hip_runtime.h",
-                              *[f"-I{d}" for d in include_dirs],
+                              *[f"-I{d}" for d in include_dirs], *flags,
                               "-x", "hip", f"--offload-arch={target}", path,
                               "-o", os.path.join(tmp, "out.o")], env)
     if rc == 0:
-        return TargetResult(target, "ok", f"wave{WAVE.get(target, '?')}", secs)
+        return TargetResult(target, "ok", f"wave{WAVE.get(target, '?')}", secs, log=out)
     header = NOT_FOUND.search(out)
     package = header and next((p for prefix, p in LIBRARY_HEADERS.items()
                                if header.group(1).startswith(prefix)), None)
     if header and package:
         return TargetResult(target, "not-checkable",
                             f"not checkable here: {header.group(1)} ({package}) is not installed",
-                            secs)
-    return TargetResult(target, "failed", _first_error(out), secs)
+                            secs, log=out)
+    return TargetResult(target, "failed", _first_error(out), secs, log=out)
 
 
 def strip_library_code(text: str, missing: list[str]) -> tuple[str, list[str]]:

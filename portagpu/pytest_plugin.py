@@ -206,6 +206,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             "Default: PORTAGPU_DEVICE if set, else automatic detection."
         ),
     )
+    from portagpu.kernelcheck import pytest_hooks as kernelcheck  # --portagpu-compile-for
+
+    kernelcheck.addoption(parser)
 
 
 def _requested_backend(config: pytest.Config) -> tuple[str | None, str]:
@@ -235,6 +238,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = DeviceState(forced, forced_by)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(PortagpuSession(config, state), "portagpu-session")
+    from portagpu.kernelcheck import pytest_hooks as kernelcheck
+
+    kernelcheck.configure(config)  # records launches only when --portagpu-compile-for is given
 
 
 class PortagpuSession:

@@ -13,7 +13,7 @@ from portagpu._version import __version__
 from portagpu.errors import PortagpuError
 
 # module names under portagpu.cli, in the order --help lists them
-SUBCOMMAND_MODULES = ("info", "lint", "rules", "hipify")
+SUBCOMMAND_MODULES = ("info", "lint", "rules", "hipify", "check_kernels")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from portagpu._toml import load_toml as _load_toml
 from portagpu.errors import ConfigError
 from portagpu.lint.model import ALL_TARGETS, LintSettings, Rule
 
@@ -205,23 +206,6 @@ def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of strings")
     return tuple(value)
-
-
-def _load_toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            raise ConfigError(f"{path}: reading TOML needs Python 3.11+ or `tomli`") from None
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
 def _section(data: dict[str, Any]) -> dict[str, Any] | None:

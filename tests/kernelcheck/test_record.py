@@ -1,0 +1,74 @@
+"""Recording launches: plain kernel[grid](...), portagpu.launch (32-thread warp units,
+original dtypes), autotuned kernels (every config) and CUDA C kernels. Runs the
+kernels in Triton's interpreter on the CPU; nothing is compiled."""
+
+import pytest
+
+from portagpu.kernelcheck.check import options_for
+from portagpu.kernelcheck.record import Recorder
+from portagpu.kernelcheck.targets import resolve
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(
+    __import__("portagpu.kernels._dispatch", fromlist=["x"]).triton_interpreting() is False,
+    reason="these tests launch on CPU tensors through Triton's interpreter",
+)
+
+
+def test_plain_launches_are_recorded_once_per_specialisation_and_patches_are_undone(samples):
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    before = (JITFunction.run, InterpretedFunction.run)
+    x = torch.ones(100)
+    out = torch.empty(100)
+    with Recorder() as recorder:
+        for _ in range(3):
+            samples.add_kernel[(1,)](x, x, out, 100, BLOCK=128)
+        samples.add_kernel[(1,)](x.half(), x.half(), out.half(), 100, BLOCK=128)
+    assert (JITFunction.run, InterpretedFunction.run) == before
+    assert torch.equal(out, torch.full((100,), 2.0))  # the launches ran as usual
+    specs = list(recorder.specs)
+    assert [s.arg_types()["x"] for s in specs] == ["*fp32", "*fp16"]
+    assert specs[0].origin.endswith("test_record.py:" + str(specs[0].origin.rsplit(":", 1)[1]))
+    assert "test_record.py" in specs[0].origin and not specs[0].warp_units
+
+
+def test_portagpu_launch_records_warp_units_and_the_original_dtype(samples):
+    import portagpu
+
+    x = torch.ones(64, dtype=torch.bfloat16)  # the interpreter runs bf16 through float32 copies
+    with Recorder() as recorder:
+        portagpu.launch(
+            samples.add_kernel, (1,), x, x, torch.empty_like(x), 64, BLOCK=64, num_warps=8
+        )
+    (spec,) = recorder.specs
+    assert spec.warp_units and spec.options["num_warps"] == 8
+    assert spec.arg_types()["x"] == "*bf16"
+    # what portagpu.launch would run on each target: the same 256 threads
+    assert options_for(spec, resolve("gfx942"))["num_warps"] == 4
+    assert options_for(spec, resolve("sm_90"))["num_warps"] == 8
+
+
+def test_an_autotuned_launch_records_every_config(samples):
+    import portagpu
+
+    # the interpreter runs the largest config (64x64 tiles, BK=128): inputs sized for it
+    a, b = torch.zeros(64, 128, dtype=torch.float16), torch.zeros(128, 64, dtype=torch.float16)
+    with Recorder() as recorder:
+        portagpu.launch(samples.tiled_dot_kernel, (1,), a, b, torch.zeros(64, 64), 128)
+    specs = list(recorder.specs)
+    assert [(s.mode, s.config) for s in specs] == [("autotune", "1/2"), ("autotune", "2/2")]
+
+
+def test_cuda_source_launches_are_recorded_with_their_block():
+    import portagpu
+
+    source = 'extern "C" __global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }'
+    kernel = portagpu.CudaKernel(source, "scale", reference=lambda x, n: x.mul_(2))
+    x = torch.ones(8)
+    with Recorder() as recorder:
+        portagpu.launch(kernel, (1,), x, 8, block=(128,), shared_mem=512)
+    (spec,) = recorder.cuda_specs.values()
+    assert (spec.name, spec.block, spec.shared_mem) == ("scale", (128, 1, 1), 512)
+    assert torch.equal(x, torch.full((8,), 2.0))
