@@ -227,6 +227,9 @@ def _requested_backend(config: pytest.Config) -> tuple[str | None, str]:
 
 STATE_KEY = pytest.StashKey["DeviceState"]()
 
+# the multi_gpu(n) marker lives in its own module; pytest loads it with this one
+pytest_plugins = ("portagpu.pytest_multi_gpu",)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKER_HELP.values():

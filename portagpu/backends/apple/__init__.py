@@ -13,6 +13,10 @@ class AppleBackend(AppleRuntime, Backend):
     display_name = "MPS (Apple)"
     probes = probe
     readings = telemetry
+    # torch maps mps to gloo, which takes CPU tensors: no collective library
+    # moves MPS tensors, so portagpu refuses more than one rank here
+    dist_backend = "gloo"
+    collective_library = None
 
 
 BACKEND = AppleBackend()

@@ -13,6 +13,8 @@ class CpuBackend(CpuRuntime, Backend):
     display_name = "CPU"
     probes = probe
     readings = telemetry
+    dist_backend = "gloo"
+    collective_library = "Gloo"
 
 
 BACKEND = CpuBackend()

@@ -13,6 +13,10 @@ class NvidiaBackend(NvidiaRuntime, Backend):
     display_name = "CUDA (NVIDIA)"
     probes = probe
     readings = telemetry
+    dist_backend = "nccl"
+    collective_library = "NCCL"
+    device_per_rank = True
+    visible_devices_var = "CUDA_VISIBLE_DEVICES"
 
 
 BACKEND = NvidiaBackend()
