@@ -52,7 +52,8 @@ def _gpus(config: pytest.Config) -> tuple[int, str]:
                 gpus = [d for d in devices() if d.is_gpu]
             except Exception:  # noqa: BLE001 - a probe failing now: count the one we know
                 gpus = [first]
-            found = (len(gpus), f"{len(gpus)} GPU(s): " + ", ".join(map(describe, gpus)))
+            plural = "" if len(gpus) == 1 else "s"
+            found = (len(gpus), f"{len(gpus)} GPU{plural}: " + ", ".join(map(describe, gpus)))
         config.stash[_COUNT_KEY] = found
     return config.stash[_COUNT_KEY]
 

@@ -21,9 +21,12 @@ and its arguments and return value picklable.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import pickle
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -65,10 +68,39 @@ def _environment(values: dict[str, str | None]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _child(fn: Callable[..., Any], args: tuple, rank: int, out: str, backend: str | None,
-           timeout: float) -> None:  # fmt: skip
+def _function(where: tuple[str, str | None, str]) -> Callable[..., Any]:
+    """The function `spawn` was given, found in the child: by module name, else
+    from its file (pytest's importlib mode and scripts have modules that the
+    child cannot import by name)."""
+    module_name, path, qualname = where
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        if path is None:
+            raise
+        spec = importlib.util.spec_from_file_location(f"_portagpu_spawned_{module_name}", path)
+        if spec is None or spec.loader is None:
+            raise
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _child(
+    where: tuple[str, str | None, str],
+    args: tuple,
+    rank: int,
+    out: str,
+    backend: str | None,
+    timeout: float,
+) -> None:
     os.environ["RANK"] = os.environ["LOCAL_RANK"] = str(rank)
     try:
+        fn = _function(where)
         import portagpu.distributed as pgd
 
         info = pgd.init(backend=backend, timeout=timeout)
@@ -102,8 +134,10 @@ def spawn(fn: Callable[..., Any], nprocs: int = 2, *args: Any, device: str | Non
     }
     with tempfile.TemporaryDirectory(prefix="portagpu-spawn-") as folder:
         outs = [str(Path(folder, f"rank{rank}.pickle")) for rank in range(nprocs)]
+        module = sys.modules.get(fn.__module__)
+        where = (fn.__module__, getattr(module, "__file__", None), fn.__qualname__)
         procs = [
-            context.Process(target=_child, args=(fn, args, rank, outs[rank], backend, timeout))
+            context.Process(target=_child, args=(where, args, rank, outs[rank], backend, timeout))
             for rank in range(nprocs)
         ]
         with _environment(env):

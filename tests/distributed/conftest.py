@@ -1,0 +1,19 @@
+import pytest
+
+from portagpu.device import clear_cache
+
+
+@pytest.fixture(autouse=True)
+def clean_state(monkeypatch):
+    """No launch or visibility variables from the outer environment, detection
+    anew, and no process group left behind by a test."""
+    for name in ("PORTAGPU_DEVICE", "RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR",
+                 "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                 "ROCR_VISIBLE_DEVICES"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    clear_cache()
+    yield
+    import portagpu.distributed as pgd
+
+    pgd.shutdown()
+    clear_cache()
