@@ -142,7 +142,7 @@ def test_mps_single_rank_keeps_the_gpu(monkeypatch):
 
 
 def test_nccl_asked_for_on_the_cpu_is_refused_with_the_fix():
-    with pytest.raises(DistributedError, match='backend="nccl" needs.*picks \'gloo\''):
+    with pytest.raises(DistributedError, match="backend=\"nccl\" needs.*picks 'gloo'"):
         pgd.init(backend="nccl")
 
 

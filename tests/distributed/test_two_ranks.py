@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-import portagpu  # noqa: F401 - before triton: the children import this module first
+import portagpu  # before triton: the children import this module first
 from portagpu.distributed.testing import RankFailure, spawn
 
 N = 1000
 
 
 def rank_body(info, n):
+    import portagpu.kernels as K
     import torch
     import torch.distributed as dist
-
-    import portagpu
-    import portagpu.kernels as K
 
     x = torch.full((n,), float(info.rank + 1), device=info.torch_device)
     scanned = K.cumsum(x, impl="triton")  # rank r: (r + 1) * [1, 2, ..., n]

@@ -169,9 +169,9 @@ def test_amdsmi_probe_and_telemetry_follow_hip_visible_devices(monkeypatch):
     """amdsmi numbers every GPU; with HIP_VISIBLE_DEVICES=1 HIP (and torch) see one."""
     import sys
 
-    from ..device.fakes import fake_amdsmi
-
     from portagpu.backends.amd import probe
+
+    from ..device.fakes import fake_amdsmi
 
     monkeypatch.setitem(sys.modules, "amdsmi", fake_amdsmi(power={"current_socket_power": 750}))
     everything = probe.from_amdsmi()

@@ -57,11 +57,13 @@ def test_skip_reason_names_the_gpus_found_and_the_summary_counts_it(
     simulate_gpus(monkeypatch, simulate, "cuda", 1)
     pytester.makepyfile(test_marked=TESTS)
     result = pytester.runpytest("-rs")
-    result.stdout.fnmatch_lines([
-        "portagpu: 3 skipped for vendor (multi_gpu(2): 2, multi_gpu(4): 1); *",
-        "SKIPPED [[]1[]] test_marked.py:*: portagpu: needs multi_gpu(2); detected 1 GPU: "
-        "cuda:0 'NVIDIA H100 80GB HBM3' (sm_90, warp 32)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "portagpu: 3 skipped for vendor (multi_gpu(2): 2, multi_gpu(4): 1); *",
+            "SKIPPED [[]1[]] test_marked.py:*: portagpu: needs multi_gpu(2); detected 1 GPU: "
+            "cuda:0 'NVIDIA H100 80GB HBM3' (sm_90, warp 32)",
+        ]
+    )
 
 
 def test_on_the_cpu_the_reason_says_there_is_no_gpu(pytester, simulate, monkeypatch):
