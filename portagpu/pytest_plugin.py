@@ -13,6 +13,7 @@ and every warp size requirement)::
     @pytest.mark.mps            an Apple GPU
     @pytest.mark.cpu_only       only when the device portagpu chose is the CPU
     @pytest.mark.warp_size(64)  a warp/wavefront of 64 (warp_size(32, 64): either)
+    @pytest.mark.multi_gpu(2)   two or more GPUs (portagpu/pytest_multi_gpu.py)
 
 A test whose requirement the device misses is skipped, with a reason naming
 the detected device. ``--portagpu-device`` (or ``PORTAGPU_DEVICE``) forces a
