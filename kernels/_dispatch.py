@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-from functools import cache
 from typing import Any
 
 from portagpu.kernels import _tuning
@@ -36,8 +35,14 @@ def _record(impl: str) -> str:
     return impl
 
 
-def choose(kernel: str, device: Device, requested: str | None, *,
-           impls: tuple[str, ...] = ("triton", "torch"), fits: str | None = None) -> str:
+def choose(
+    kernel: str,
+    device: Device,
+    requested: str | None,
+    *,
+    impls: tuple[str, ...] = ("triton", "torch"),
+    fits: str | None = None,
+) -> str:
     """The implementation to run, recorded for `last_impl()`.
 
     `impls` are the implementations this kernel has; `fits` says why the inputs
@@ -49,7 +54,9 @@ def choose(kernel: str, device: Device, requested: str | None, *,
         if explicit not in _tuning.IMPLS:
             raise LaunchError(f"{kernel}: impl={explicit!r}; use one of {', '.join(_tuning.IMPLS)}")
         if explicit not in impls:
-            raise LaunchError(f"{kernel}: has no {explicit} implementation (has {', '.join(impls)})")
+            raise LaunchError(
+                f"{kernel}: has no {explicit} implementation (has {', '.join(impls)})"
+            )
         why = fits if explicit != "torch" else None
         why = why or unavailable(explicit, device)
         if why:
@@ -79,8 +86,11 @@ def unavailable(impl: str, device: Device) -> str | None:
     # The interpreter runs on host copies of the tensors: worth it on the CPU
     # (tests, no GPU); on a GPU without a Triton backend the torch reference wins.
     if backend.triton_mode == "interpreted" and not backend.is_gpu:
-        return None if _importable("triton") and _importable("numpy") else (
-            "Triton's interpreter needs triton and numpy installed")
+        return (
+            None
+            if _importable("triton") and _importable("numpy")
+            else ("Triton's interpreter needs triton and numpy installed")
+        )
     return f"Triton has no {device.backend} backend"
 
 
@@ -92,13 +102,18 @@ def _importable(module: str) -> bool:
     return True
 
 
-@cache
 def _launch_options() -> frozenset[str]:
     return frozenset(LAUNCH_OPTIONS).union(*(b.triton_options for b in all_backends()))
 
 
-def launch_triton(kernel: Any, grid: tuple[int, ...], *args: Any, device: Device,
-                  config: dict[str, Any], **constexprs: Any) -> None:
+def launch_triton(
+    kernel: Any,
+    grid: tuple[int, ...],
+    *args: Any,
+    device: Device,
+    config: dict[str, Any],
+    **constexprs: Any,
+) -> None:
     """Launch through `portagpu.launch` with the table row's options and its
     constexprs (CAPITALISED keys); `constexprs` override the row's. The runtime
     scales num_warps (32-thread units) to the wavefront size, drops options of
