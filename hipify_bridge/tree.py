@@ -46,8 +46,14 @@ class FileResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "outputs": self.outputs,
-                "sources": self.sources, "error": self.error, "notes": self.notes}
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "outputs": self.outputs,
+            "sources": self.sources,
+            "error": self.error,
+            "notes": self.notes,
+        }
 
 
 @dataclass
@@ -112,8 +118,9 @@ def hipify_cuda_file(src: Path, root: Path, run: _Run) -> FileResult:
         ensure_parseable(CudaUnit(text))
     except ParseFailure as exc:
         raise ValueError(f"{src}:{exc.line}: {exc}; skipped") from None
-    tr = translate(text, warp_size=opts.warp_size, engine=opts.engine, header=opts.header,
-                   diagnose=True)
+    tr = translate(
+        text, warp_size=opts.warp_size, engine=opts.engine, header=opts.header, diagnose=True
+    )
     out = output_path(src, root, opts.output, opts.inplace)
     body = MARKER.format(name=src.name, engine=tr.engine) + tr.text
     entry = _source_entry(tr, str(src))
@@ -171,8 +178,10 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
         line = source.call.lineno
         where = f"{src}:{line} {source.callee}({source.argument}=...)"
         if not source.whole:
-            result.notes.append(f"{where}: ElementwiseKernel/ReductionKernel fragment; "
-                                "checked by `portagpu lint`, not translated")
+            result.notes.append(
+                f"{where}: ElementwiseKernel/ReductionKernel fragment; "
+                "checked by `portagpu lint`, not translated"
+            )
             continue
         if source.mapped.unknown:
             parts = ", ".join(expr for _, expr in source.mapped.unknown[:4])
@@ -181,8 +190,13 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
         if any(macro in source.mapped.text for macro in DEFAULT_GUARD_MACROS):
             result.notes.append(f"{where}: already guarded for HIP; left as is")
             continue
-        tr = translate(source.mapped.text, warp_size=opts.warp_size, engine=opts.engine,
-                       header="inline" if opts.header != "none" else "none", diagnose=True)
+        tr = translate(
+            source.mapped.text,
+            warp_size=opts.warp_size,
+            engine=opts.engine,
+            header="inline" if opts.header != "none" else "none",
+            diagnose=True,
+        )
         entry = _source_entry(tr, where, line)
         first = next((p for p in source.mapped.pos if p is not None), (line, 1))
         _shift(entry["warp_rewrites"], first[0])
@@ -193,8 +207,10 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
             old = single_token(lines, literal) if literal is not None else None
             if old is None:
                 entry["rewritten"] = False
-                result.notes.append(f"{where}: not a single string literal; wrote nothing for "
-                                    "it (use --embedded sidecar)")
+                result.notes.append(
+                    f"{where}: not a single string literal; wrote nothing for "
+                    "it (use --embedded sidecar)"
+                )
                 continue
             if id(literal) not in seen_literals:
                 seen_literals.add(id(literal))
@@ -203,22 +219,33 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
         elif not opts.dry_run:
             stem = src.name[:-3]
             name = f"{stem}.{source.callee}_L{line}.hip"
-            out = (Path(opts.output) / src.relative_to(root).parent / name
-                   if opts.output and src.is_relative_to(root) else src.with_name(name))
-            write_output(out, MARKER.format(name=f"{src.name}:{line}", engine=tr.engine) + tr.text,
-                         may_replace_generated_only=True)
+            out = (
+                Path(opts.output) / src.relative_to(root).parent / name
+                if opts.output and src.is_relative_to(root)
+                else src.with_name(name)
+            )
+            write_output(
+                out,
+                MARKER.format(name=f"{src.name}:{line}", engine=tr.engine) + tr.text,
+                may_replace_generated_only=True,
+            )
             result.outputs.append(str(out))
             entry["sidecar"] = str(out)
         if opts.check:
             _check_embedded(entry, source.mapped.text, tr.text, run)
     if replacements and not opts.dry_run:
         if not (opts.inplace or opts.output):
-            raise ValueError(f"{src}: --embedded rewrite needs --inplace or -o DIR; "
-                             "nothing written")
+            raise ValueError(
+                f"{src}: --embedded rewrite needs --inplace or -o DIR; nothing written"
+            )
         new_text = replace_spans(text, replacements)
         verify_python(new_text, str(src))
-        out = src if opts.inplace else Path(opts.output) / (
-            src.relative_to(root) if src.is_relative_to(root) else Path(src.name))
+        out = (
+            src
+            if opts.inplace
+            else Path(opts.output)
+            / (src.relative_to(root) if src.is_relative_to(root) else Path(src.name))
+        )
         write_output(out, new_text, backup=opts.inplace)
         result.outputs.append(str(out))
     return result
@@ -243,8 +270,9 @@ def run_checks(run: _Run) -> None:
 
     def one(job):
         entry, original, hip_path, hip_text, include_dirs = job
-        return entry, check_pair(original, hip_path, hip_text, targets, jobs=per_file,
-                                 include_dirs=include_dirs)
+        return entry, check_pair(
+            original, hip_path, hip_text, targets, jobs=per_file, include_dirs=include_dirs
+        )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for entry, checks in pool.map(one, run.pending):
@@ -261,8 +289,10 @@ def totals(results: list[FileResult]) -> dict[str, Any]:
         "converted_refs": sum(s["converted_refs"] for s in sources),
         "warp_rewrites": sum(len(s["warp_rewrites"]) for s in sources),
         "unconverted": sum(len(s["unconverted"]) for s in sources),
-        "checks": {status: sum(1 for c in checks if c["status"] == status)
-                   for status in ("ok", "failed", "not-checkable", "skipped")},
+        "checks": {
+            status: sum(1 for c in checks if c["status"] == status)
+            for status in ("ok", "failed", "not-checkable", "skipped")
+        },
     }
 
 

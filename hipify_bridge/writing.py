@@ -41,22 +41,27 @@ def _strip_cuda_suffix(name: str) -> str:
     return name
 
 
-def write_output(path: Path, text: str, *, backup: bool = False,
-                 may_replace_generated_only: bool = False) -> None:
+def write_output(
+    path: Path, text: str, *, backup: bool = False, may_replace_generated_only: bool = False
+) -> None:
     """Atomically; with `backup`, the old file is kept as *.prehip first."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         if backup:
             saved = path.with_name(path.name + BACKUP_SUFFIX)
             if saved.exists():
-                raise WriteRefused(f"{path}: backup {saved.name} already exists (translated "
-                                   "before?); remove it to translate again")
+                raise WriteRefused(
+                    f"{path}: backup {saved.name} already exists (translated "
+                    "before?); remove it to translate again"
+                )
             saved.write_bytes(path.read_bytes())
         elif may_replace_generated_only:
             head = path.read_text(encoding="utf-8", errors="replace")[:200]
             if GENERATED not in head:
-                raise WriteRefused(f"{path}: exists and was not written by portagpu hipify; "
-                                   "not overwritten (use -o DIR)")
+                raise WriteRefused(
+                    f"{path}: exists and was not written by portagpu hipify; "
+                    "not overwritten (use -o DIR)"
+                )
     write_atomic(path, text.encode("utf-8"))
 
 
@@ -66,4 +71,6 @@ def read_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); skipped") from None
+        raise ValueError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); skipped"
+        ) from None

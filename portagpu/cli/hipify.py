@@ -23,26 +23,51 @@ def register(subparsers: Any) -> None:
         description=__doc__,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help=".cu/.cuh/.py files or directories")
-    p.add_argument("-o", "--output", metavar="DIR", help="write results under DIR "
-                   "(default: beside each input)")
-    p.add_argument("--inplace", action="store_true",
-                   help=f"replace the inputs (a backup is kept as *{BACKUP_SUFFIX})")
-    p.add_argument("--check", action="store_true",
-                   help="compile the original with nvcc and the HIP result with hipcc "
-                   "for gfx90a and gfx1030")
-    p.add_argument("--targets", default="gfx90a,gfx1030",
-                   help="hipcc --offload-arch targets for --check (default: gfx90a,gfx1030)")
+    p.add_argument(
+        "-o", "--output", metavar="DIR", help="write results under DIR (default: beside each input)"
+    )
+    p.add_argument(
+        "--inplace",
+        action="store_true",
+        help=f"replace the inputs (a backup is kept as *{BACKUP_SUFFIX})",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="compile the original with nvcc and the HIP result with hipcc for gfx90a and gfx1030",
+    )
+    p.add_argument(
+        "--targets",
+        default="gfx90a,gfx1030",
+        help="hipcc --offload-arch targets for --check (default: gfx90a,gfx1030)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--embedded", choices=("sidecar", "rewrite"), default="sidecar",
-                   help="CUDA strings in Python: write a .hip sidecar (default) or rewrite "
-                   "the literal in the Python file (needs --inplace or -o)")
-    p.add_argument("--engine", default="auto",
-                   choices=("auto", "hipify-perl", "hipify-clang", "torch", "builtin"),
-                   help="API renaming engine (auto: hipify-perl, hipify-clang, torch, builtin)")
-    p.add_argument("--warp-size", type=int, choices=(32, 64), default=None,
-                   help="pin PORTAGPU_WARP_SIZE instead of the per-target wavefront size")
-    p.add_argument("--header", choices=("inline", "include", "none"), default="inline",
-                   help="how portagpu_hip_compat.h reaches the result (default: inline)")
+    p.add_argument(
+        "--embedded",
+        choices=("sidecar", "rewrite"),
+        default="sidecar",
+        help="CUDA strings in Python: write a .hip sidecar (default) or rewrite "
+        "the literal in the Python file (needs --inplace or -o)",
+    )
+    p.add_argument(
+        "--engine",
+        default="auto",
+        choices=("auto", "hipify-perl", "hipify-clang", "torch", "builtin"),
+        help="API renaming engine (auto: hipify-perl, hipify-clang, torch, builtin)",
+    )
+    p.add_argument(
+        "--warp-size",
+        type=int,
+        choices=(32, 64),
+        default=None,
+        help="pin PORTAGPU_WARP_SIZE instead of the per-target wavefront size",
+    )
+    p.add_argument(
+        "--header",
+        choices=("inline", "include", "none"),
+        default="inline",
+        help="how portagpu_hip_compat.h reaches the result (default: inline)",
+    )
     p.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     p.set_defaults(func=run)
 
@@ -59,12 +84,23 @@ def print_text(results: list[Any], total: dict[str, Any], out=None) -> None:
             print(f"{s['origin']} -> {dest}  [engine: {s['engine']}]", file=out)
             top = sorted(s["converted"].items(), key=lambda kv: -kv[1])[:6]
             listed = ", ".join(f"{k} x{v}" for k, v in top)
-            print(f"  converted {s['converted_refs']} refs" + (f" ({listed}, ...)"
-                  if len(s["converted"]) > 6 else f" ({listed})" if listed else ""), file=out)
+            print(
+                f"  converted {s['converted_refs']} refs"
+                + (
+                    f" ({listed}, ...)"
+                    if len(s["converted"]) > 6
+                    else f" ({listed})"
+                    if listed
+                    else ""
+                ),
+                file=out,
+            )
             print(f"  warp rewrites: {len(s['warp_rewrites'])}", file=out)
             for w in s["warp_rewrites"]:
-                print(f"    {w['line']}:{w['col']} {w['rule']} `{w['before']}` -> {w['after']}",
-                      file=out)
+                print(
+                    f"    {w['line']}:{w['col']} {w['rule']} `{w['before']}` -> {w['after']}",
+                    file=out,
+                )
             print(f"  not converted: {len(s['unconverted'])}", file=out)
             for u in s["unconverted"]:
                 print(f"    {u['line']}:{u['col']} {u['rule']} {u['message']}", file=out)
@@ -74,17 +110,24 @@ def print_text(results: list[Any], total: dict[str, Any], out=None) -> None:
                 print(f"  warning: {w}", file=out)
             for c in s.get("checks", []):
                 detail = f": {c['detail']}" if c["detail"] else ""
-                print(f"  check {c['target']}: {c['status']}{detail} ({c['seconds']:.1f} s)",
-                      file=out)
+                print(
+                    f"  check {c['target']}: {c['status']}{detail} ({c['seconds']:.1f} s)", file=out
+                )
         for note in res.notes:
             print(f"  note: {note}", file=out)
     checks = total["checks"]
-    print(f"Total: {total['files']} files, {total['sources']} sources, "
-          f"{total['converted_refs']} refs converted, {total['warp_rewrites']} warp rewrites, "
-          f"{total['unconverted']} not converted, {total['errors']} errors"
-          + (f"; checks: {checks['ok']} ok, {checks['failed']} failed, "
-             f"{checks['not-checkable']} not checkable here, {checks['skipped']} skipped"
-             if any(checks.values()) else ""), file=out)
+    print(
+        f"Total: {total['files']} files, {total['sources']} sources, "
+        f"{total['converted_refs']} refs converted, {total['warp_rewrites']} warp rewrites, "
+        f"{total['unconverted']} not converted, {total['errors']} errors"
+        + (
+            f"; checks: {checks['ok']} ok, {checks['failed']} failed, "
+            f"{checks['not-checkable']} not checkable here, {checks['skipped']} skipped"
+            if any(checks.values())
+            else ""
+        ),
+        file=out,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,10 +137,15 @@ def run(args: argparse.Namespace) -> int:
         print("portagpu: error: --inplace and -o are exclusive", file=sys.stderr)
         return EXIT_ERROR
     options = HipifyOptions(
-        output=args.output, inplace=args.inplace, check=args.check,
+        output=args.output,
+        inplace=args.inplace,
+        check=args.check,
         targets=tuple(t.strip() for t in args.targets.split(",") if t.strip()),
-        embedded=args.embedded, engine=args.engine, warp_size=args.warp_size,
-        header=args.header, dry_run=args.dry_run,
+        embedded=args.embedded,
+        engine=args.engine,
+        warp_size=args.warp_size,
+        header=args.header,
+        dry_run=args.dry_run,
     )
     results = hipify_paths(args.paths, options)
     total = totals(results)
