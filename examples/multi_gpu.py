@@ -31,6 +31,12 @@ def scale_kernel(x_ptr, out_ptr, factor, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
 
 
+def say(line: str) -> None:
+    """One write per line: the ranks share the terminal and must not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> int:
     info = pgd.init()
     device = info.device
@@ -49,17 +55,16 @@ def main() -> int:
     dist.all_reduce(flag, op=dist.ReduceOp.MIN)  # every rank must be right
     reading = portagpu.telemetry()  # this rank's device
     used = f"{reading.memory_used / 2**20:.0f} MiB used" if reading.memory_used else reading.source
-    print(
+    say(
         f"rank {info.rank}/{world} (local {info.local_rank}) on {info.torch_device} "
         f"'{device.name}' via {info.backend} ({info.collective_library}): "
         f"kernel {'ok' if kernel_ok else 'WRONG'}, all-reduce {'ok' if reduce_ok else 'WRONG'}; "
-        f"{used}",
-        flush=True,
+        f"{used}"
     )
     all_ok = bool(flag.item())
     pgd.shutdown()
     if info.is_main:
-        print("OK" if all_ok else "FAILED: a rank computed a wrong result", flush=True)
+        say("OK" if all_ok else "FAILED: a rank computed a wrong result")
     return 0 if all_ok else 1
 
 

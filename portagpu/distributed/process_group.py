@@ -82,9 +82,10 @@ def rank_device(launch: LaunchEnv, requested: str | None) -> Device:
                     f"run {launch.world_size} ranks on it (DDP and FSDP refuse its tensors). "
                     'Pass backend="gloo" to run every rank on the CPU, or run one process'
                 )
-            from portagpu.backends import get_backend
+            from portagpu.backends import all_backends
 
-            return get_backend("cpu").probe(force=True)[0]
+            host = next(b for b in all_backends() if not b.is_gpu)  # the CPU backend
+            return host.probe(force=True)[0]
         return first
     if launch.local_rank < len(found):
         return found[launch.local_rank]
@@ -105,7 +106,7 @@ def _default_backend(dist: ModuleType, device: Device, vendor: Any) -> str:
     ask = getattr(dist, "get_default_backend_for_device", None)  # torch >= 2.6
     if ask is not None:
         try:
-            return str(ask(device.torch_device.split(":")[0]))
+            return str(ask(vendor.torch_device_type))
         except (ValueError, RuntimeError):
             pass
     return vendor.dist_backend
@@ -170,7 +171,7 @@ def _existing_backend(dist: ModuleType, device: Device) -> str:
     name = str(dist.get_backend()).lower()
     if ":" not in name:
         return name
-    kind = device.torch_device.split(":")[0]
+    kind = _vendor(device).torch_device_type
     pairs = dict(part.split(":", 1) for part in name.split(",") if ":" in part)
     return pairs.get(kind, next(iter(pairs.values())))
 

@@ -130,7 +130,6 @@ def spawn(fn: Callable[..., Any], nprocs: int = 2, *args: Any, device: str | Non
         "MASTER_PORT": str(free_port()),
         "WORLD_SIZE": str(nprocs),
         "PORTAGPU_DEVICE": device,
-        "TRITON_INTERPRET": "1" if device in ("cpu", "mps") else os.environ.get("TRITON_INTERPRET"),
     }
     with tempfile.TemporaryDirectory(prefix="portagpu-spawn-") as folder:
         outs = [str(Path(folder, f"rank{rank}.pickle")) for rank in range(nprocs)]

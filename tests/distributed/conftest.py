@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from portagpu.device import clear_cache
@@ -6,7 +8,9 @@ from portagpu.device import clear_cache
 @pytest.fixture(autouse=True)
 def clean_state(monkeypatch):
     """No launch or visibility variables from the outer environment, detection
-    anew, and no process group left behind by a test."""
+    anew, and no process group or variable left behind by a test (the code
+    under test writes os.environ itself)."""
+    saved = dict(os.environ)
     for name in ("PORTAGPU_DEVICE", "RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR",
                  "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
                  "ROCR_VISIBLE_DEVICES"):  # fmt: skip
@@ -16,4 +20,6 @@ def clean_state(monkeypatch):
     import portagpu.distributed as pgd
 
     pgd.shutdown()
+    os.environ.clear()
+    os.environ.update(saved)
     clear_cache()

@@ -25,7 +25,7 @@ def handle(pynvml: ModuleType, index: int, pci_bus_id: str | None) -> Any:
     from portagpu.visibility import masked, visible_physical
 
     if masked("cuda"):
-        order = visible_physical("cuda", call(pynvml.nvmlDeviceGetCount) or 0)
+        order = visible_physical("cuda", call(getattr(pynvml, "nvmlDeviceGetCount", None)) or 0)
         if order is not None and index < len(order):
             index = order[index]  # CUDA's index -> NVML's
     return call(pynvml.nvmlDeviceGetHandleByIndex, index)
