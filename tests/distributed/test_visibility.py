@@ -117,6 +117,8 @@ def test_restrict_is_refused_once_torch_started_the_gpu(monkeypatch):
 def test_restrict_in_this_process_sets_the_variable_and_forgets_detection(monkeypatch):
     from portagpu import device as device_module
 
+    monkeypatch.setattr(visibility, "_gpu_runtime_started", lambda: False)  # GPU suites
+
     before = device_module.detection_count
     assert restrict_visible_devices([0], backend="cuda") == {"CUDA_VISIBLE_DEVICES": "0"}
     import os
