@@ -234,14 +234,19 @@ def restrict_visible_devices(
             f"{vendor.display_name} here; restrict before the first GPU call, or pass the "
             f"child's environment (environ=) in a launcher"
         )
-    for name, value in changes.items():
-        if value is None:
-            env.pop(name, None)
-        else:
-            env[name] = value
+    apply_env(env, changes)
     if env is os.environ and "portagpu.device" in sys.modules:
         sys.modules["portagpu.device"].clear_cache()
     return changes
+
+
+def apply_env(environ: MutableMapping[str, str], changes: dict[str, str | None]) -> None:
+    """Write `changes` into `environ`; a None value removes the variable."""
+    for name, value in changes.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
 
 
 def _no_variable(vendor, wanted: list[int]) -> dict[str, str | None]:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from portagpu.errors import PortagpuError
+from portagpu.visibility import apply_env
 
 
 class RankFailure(PortagpuError):
@@ -54,18 +55,10 @@ def _environment(values: dict[str, str | None]) -> Iterator[None]:
     put back as soon as they have."""
     saved = {name: os.environ.get(name) for name in values}
     try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        apply_env(os.environ, values)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        apply_env(os.environ, saved)
 
 
 def _function(where: tuple[str, str | None, str]) -> Callable[..., Any]:
