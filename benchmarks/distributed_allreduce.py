@@ -118,6 +118,11 @@ def measure(size_mib: float, groups: dict, info: pgd.RankInfo, options) -> dict:
     return row
 
 
+def nccl_version() -> str:
+    version = torch.cuda.nccl.version()
+    return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+
 def render(result: dict) -> str:
     lines = [
         f"# all-reduce bus bandwidth, {result['world_size']} ranks, {result['devices'][0]}",
@@ -165,7 +170,7 @@ def main() -> int:
         "collective_library": info.collective_library,
         "torch": torch.__version__,
         "portagpu": portagpu.__version__,
-        "nccl": ".".join(map(str, torch.cuda.nccl.version())) if info.backend == "nccl" else None,
+        "nccl": nccl_version() if info.backend == "nccl" else None,  # RCCL's on ROCm
         "NCCL_NVLS_ENABLE": os.environ.get("NCCL_NVLS_ENABLE"),
         "sizes": rows,
         "target": "portagpu/torch bus bandwidth identical within noise at every size",
