@@ -96,30 +96,23 @@ def row_sizes(rows: list[dict[str, Any]]) -> list[int]:
 
 @contextlib.contextmanager
 def _as_vendor(target: Target) -> Iterator[None]:
-    """Kernel families see a `vendor` GPU (the tuning rows and defaults of that vendor)."""
-    from portagpu.kernels import _target
+    """Kernel families see a GPU of `target`'s vendor (its tuning rows and defaults)."""
+    from portagpu import device as device_module
 
-    fake = _target.Target(
-        target.vendor,
-        target.portagpu_backend,
-        target.name,
-        target.warp_size,
-        MULTIPROCESSORS[target.vendor],
-    )
-    modules = [
-        m
-        for name, m in list(sys.modules.items())
-        if name.startswith("portagpu.kernels")
-        and getattr(m, "target_of", None) is _target.target_of
-    ]
-    original = _target.target_of
+    fake = device_module.Device(
+        vendor=target.vendor, backend=target.portagpu_backend, index=0, name=target.description,
+        arch=target.name, warp_size=target.warp_size, multiprocessors=MULTIPROCESSORS[target.vendor],
+        memory_total=None, blas="", source="portagpu kernelcheck")
+    real = device_module.device_of
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("portagpu.kernels") and getattr(m, "device_of", None) is real]
     for module in modules:
-        module.target_of = lambda tensor: fake
+        module.device_of = lambda tensor: fake
     try:
         yield
     finally:
         for module in modules:
-            module.target_of = original
+            module.device_of = real
 
 
 class _LaunchRecorder:
