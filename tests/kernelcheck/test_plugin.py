@@ -37,8 +37,10 @@ def _pytester_plugin(request):
 
 
 @pytest.fixture
-def run_suite(request, kc_cache_dir):
+def run_suite(request, kc_cache_dir, monkeypatch):
     pytester = request.getfixturevalue("pytester")
+    # a CPU runner testing Triton kernels sets this, so @triton.jit gives the interpreter's kernels
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
 
     def run(num_warps: int, *args: str):
         pytester.makepyfile(test_kernels=TEST_FILE.format(num_warps=num_warps))
