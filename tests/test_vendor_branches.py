@@ -11,7 +11,10 @@ a comparison or membership test against a vendor or backend name
 Out of scope, on purpose: portagpu/lint/, portagpu/cuda/ and hipify_bridge/.
 They analyse and translate the USER's code (the rule catalogue and checkers
 must name "cuda", "hip", `torch.version.hip` to find them); they never branch
-on the vendor portagpu is running on.
+on the vendor portagpu is running on. Likewise portagpu/kernelcheck/: it
+compiles the user's kernels for target GPUs the user names (a table of
+gfx942, sm_90, ... with each vendor's limits, Triton's "hip" and "cuda"
+compilers), whatever device the check itself runs on.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ EXEMPT = [
     ROOT / "portagpu" / "lint",
     ROOT / "portagpu" / "cuda",
     ROOT / "hipify_bridge",
+    ROOT / "portagpu" / "kernelcheck",
 ]
 
 VENDOR_NAMES = frozenset(

@@ -100,16 +100,20 @@ class KernelSpec:
         parts = [f"{short[k]}={self.options[k]}" for k in short if self.options.get(k) is not None]
         if self.warp_units and self.options.get("num_warps") is not None:
             parts[0] += "x32"  # 32-thread units: portagpu.launch scales them per target
+        constexprs = {
+            k: v
+            for k, v in self.constexprs().items()
+            if not (isinstance(v, int) and v == 1 and k.islower())
+        }
+        # tile sizes first: what a reader compares between rows; then options, then the rest
+        sizes = {k: v for k, v in constexprs.items() if type(v) is int and k.isupper()}
+        parts += [f"{k}={v}" for k, v in sizes.items()]
         parts += [
             f"{k}={v}"
             for k, v in sorted(self.options.items())
             if v is not None and k not in short and not (k == "num_ctas" and v == 1)
         ]
-        parts += [
-            f"{k}={_show(v)}"
-            for k, v in self.constexprs().items()
-            if not (isinstance(v, int) and v == 1 and k.islower())
-        ]
+        parts += [f"{k}={_show(v)}" for k, v in constexprs.items() if k not in sizes]
         pointers = sorted({t for t in self.arg_types().values() if t.startswith("*")})
         text = " ".join(parts)
         return f"{text} | {','.join(pointers)}" if pointers and text else ",".join(pointers) or text

@@ -159,6 +159,8 @@ def judge(
     notes = []
     if check.spills:
         notes.append(f"spills {check.spills} registers to scratch")
+    if facts.get("stack"):  # ptxas's stack frame: where it put what did not fit in registers
+        notes.append(f"{facts['stack']}-byte stack frame per thread")
     if facts.get("resources_from", "").startswith("not reported"):
         notes.append(f"registers {facts['resources_from']}")
     check.detail = "; ".join(notes)

@@ -300,11 +300,12 @@ def _nvidia_resources(cubin: bytes | None) -> dict[str, Any]:
     match = _CUOBJDUMP.search(proc.stdout)
     if not match:
         return {"resources_from": "not reported (cuobjdump gave no resource usage)"}
-    regs, _stack, _static_shared, local = (int(g) for g in match.groups())
+    regs, stack, _static_shared, local = (int(g) for g in match.groups())
     return {
         "registers": {"regs": regs},
         "spills": local // 4,
         "scratch": local,
+        "stack": stack,
         "occupancy": None,
         "resources_from": "cubin (cuobjdump)",
     }
