@@ -86,6 +86,7 @@ def check_specs(
                         "name": spec.kernel.name,
                         "module": spec.kernel.module,
                         "file": spec.kernel.file,
+                        "line": spec.kernel.line,
                     },
                     "spec": spec.families[family],
                     "params": list(spec.params),

@@ -91,25 +91,29 @@ def load_module(module: str, file: str) -> Any:
 
 
 def locate(kernel: dict[str, Any]) -> Any:
-    """The JITFunction of `kernel` (module, file, qualified name)."""
-    from portagpu.kernelcheck.spec import SpecError, unwrap
+    """The JITFunction of `kernel` (module, file, qualified name, line). A kernel made
+    by calling triton.jit(fn) is found under whatever name holds it in the module."""
+    from portagpu.kernelcheck.spec import SpecError, is_triton_kernel, unwrap
 
-    obj = load_module(kernel["module"], kernel["file"])
+    module = load_module(kernel["module"], kernel["file"])
+    obj: Any = module
     for part in kernel["name"].split("."):
+        obj = getattr(obj, part, None)
+    candidates = [obj] if obj is not None and is_triton_kernel(obj) else []
+    candidates += [value for value in vars(module).values() if is_triton_kernel(value)]
+    for candidate in candidates:
         try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise NotCheckable(f"{kernel['file']} has no {kernel['name']}") from None
-    try:
-        base, _, _ = unwrap(obj)
-    except SpecError as exc:
-        raise NotCheckable(str(exc)) from None
-    if type(base).__name__ != "JITFunction":
-        raise NotCheckable(
-            f"{kernel['name']} is a {type(base).__name__} here, not a JITFunction "
-            "(is TRITON_INTERPRET set for the compile process?)"
-        )
-    return base
+            base, _, _ = unwrap(candidate)
+        except SpecError:
+            continue
+        fn = getattr(base, "fn", None)
+        if fn is not None and fn.__qualname__ == kernel["name"] and (
+                kernel.get("line") in (None, fn.__code__.co_firstlineno)):
+            if type(base).__name__ != "JITFunction":
+                raise NotCheckable(f"{kernel['name']} is a {type(base).__name__} here, not a JITFunction "
+                                   "(is TRITON_INTERPRET set for the compile process?)")
+            return base
+    raise NotCheckable(f"{kernel['file']} has no Triton kernel {kernel['name']}")
 
 
 def decode_value(value: Any) -> Any:
