@@ -215,18 +215,17 @@ def spec_from_declaration(
                         raise SpecError(
                             f"constexpr {p.name} has no value: declare it, e.g. {p.name}=..."
                         )
+                elif type(runtime_values.get(p.name)) is int and runtime_values[p.name] == 1:
+                    entries.append(["constexpr", 1])  # as Triton specialises an int argument of 1
                 else:
-                    kind = types[p.name]
-                    entries.append(
-                        [
-                            kind,
-                            pointer_key
-                            if kind.startswith("*")
-                            else ""
-                            if kind[0] in "iu"
-                            else None,
-                        ]
-                    )
+                    kind, value = types[p.name], runtime_values.get(p.name)
+                    if kind.startswith("*"):
+                        key = pointer_key
+                    elif kind[0] in "iu" and kind != "u1":  # Triton's divisibility-by-16 mark
+                        key = "D" if type(value) is int and value % 16 == 0 else ""
+                    else:
+                        key = None
+                    entries.append([kind, key])
             families[family] = entries
     except SpecError as exc:
         problem, families = problem or str(exc), {}

@@ -6,14 +6,13 @@ import json
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from portagpu._version import __version__
 from portagpu.kernelcheck.targets import KIB, Target
 from portagpu.kernelcheck.toolchain import Toolchain
 from portagpu.kernelcheck.verdict import COMPILE_ERROR, DOES_NOT_FIT, FITS, NOT_CHECKED, Check
-from portagpu.lint.report import INFO_URI, SARIF_SCHEMA
+from portagpu.lint.report import _uri, sarif_log
 
 FORMATS = ("table", "json", "sarif")
 
@@ -287,17 +286,17 @@ def _rule(check: Check) -> str | None:
 
 
 def _location(path: str, line: int) -> dict[str, Any]:
-    try:
+    try:  # relative to the working directory where it is under it, as lint reports
         rel = os.path.relpath(path)
         path = path if rel.startswith("..") else rel
     except ValueError:  # another drive on Windows
         pass
-    uri = (
-        {"uri": Path(path).as_uri()}
-        if os.path.isabs(path)
-        else {"uri": Path(path).as_posix(), "uriBaseId": "%SRCROOT%"}
-    )
-    return {"physicalLocation": {"artifactLocation": uri, "region": {"startLine": max(1, line)}}}
+    return {
+        "physicalLocation": {"artifactLocation": _uri(path), "region": {"startLine": max(1, line)}}
+    }
+
+
+_LEVEL = {"PGK005": "warning", "PGK007": "note", "PGK008": "note"}
 
 
 def format_sarif(report: Report) -> str:
@@ -307,7 +306,7 @@ def format_sarif(report: Report) -> str:
         rule = _rule(check)
         if rule is None:
             continue
-        level = "error" if check.blocking else "note" if rule in ("PGK007", "PGK008") else "warning"
+        level = "error" if check.blocking else _LEVEL.get(rule, "warning")
         text = f"{check.name} [{check.spec}] on {check.target}: {_verdict(check)}"
         results.append(
             {
@@ -325,43 +324,21 @@ def format_sarif(report: Report) -> str:
             }
         )
     tools = report.toolchain
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "portagpu-kernelcheck",
-                        "version": __version__,
-                        "informationUri": INFO_URI,
-                        "rules": [
-                            {
-                                "id": rid,
-                                "name": name,
-                                "shortDescription": {"text": text},
-                                "defaultConfiguration": {
-                                    "level": "note"
-                                    if rid in ("PGK007", "PGK008")
-                                    else "warning"
-                                    if rid == "PGK005"
-                                    else "error"
-                                },
-                            }
-                            for rid, (name, text) in RULES.items()
-                        ],
-                    }
-                },
-                "results": results,
-                "properties": {
-                    "targets": [t.name for t in report.targets],
-                    "triton": tools.triton if tools else None,
-                    "summary": report.summary(),
-                },
-            }
-        ],
+    rules = [
+        {
+            "id": rid,
+            "name": name,
+            "shortDescription": {"text": text},
+            "defaultConfiguration": {"level": _LEVEL.get(rid, "error")},
+        }
+        for rid, (name, text) in RULES.items()
+    ]
+    properties = {
+        "targets": [t.name for t in report.targets],
+        "triton": tools.triton if tools else None,
+        "summary": report.summary(),
     }
-    return json.dumps(log, indent=2)
+    return sarif_log("portagpu-kernelcheck", rules, results, properties=properties)
 
 
 def render(report: Report, fmt: str, **kwargs: Any) -> str:

@@ -203,6 +203,15 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], errors: Seq
                 }
             ]
         results.append(result)
+    invocation = {
+        "executionSuccessful": not errors,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": e}} for e in errors],
+    }
+    return sarif_log("portagpu", driver_rules, results, invocations=[invocation])
+
+
+def sarif_log(tool: str, rules: list[dict], results: list[dict], **run: object) -> str:
+    """One SARIF 2.1.0 run of a portagpu tool (lint, kernelcheck); `run` adds fields."""
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -210,22 +219,15 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], errors: Seq
             {
                 "tool": {
                     "driver": {
-                        "name": "portagpu",
+                        "name": tool,
                         "version": __version__,
                         "informationUri": INFO_URI,
-                        "rules": driver_rules,
+                        "rules": rules,
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
-                "invocations": [
-                    {
-                        "executionSuccessful": not errors,
-                        "toolExecutionNotifications": [
-                            {"level": "error", "message": {"text": e}} for e in errors
-                        ],
-                    }
-                ],
+                **run,
                 "results": results,
             }
         ],

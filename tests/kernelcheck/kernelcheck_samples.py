@@ -1,5 +1,6 @@
 """Small Triton kernels for the compile-check tests (written for them; each compiles
-in well under a second for a target, except the tl.dot ones on gfx1100)."""
+in well under a second for a target, except the tl.dot ones on gfx1100). Also used
+on a real GPU by test_gpu.py."""
 
 import triton
 import triton.language as tl
@@ -7,20 +8,11 @@ import triton.language as tl
 import portagpu.kernelcheck as kc
 
 
+# 32 warps: 1,024 threads on a 32-lane GPU, 2,048 on a 64-lane CDNA GPU
+@kc.signature(x="*fp32", y="*fp32", out="*fp32", n="i32", BLOCK=1024, num_warps=32)
 @kc.signature(x="*fp32", y="*fp32", out="*fp32", n="i32", BLOCK=1024, num_warps=4)
 @triton.jit
 def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(
-        out + offsets, tl.load(x + offsets, mask=mask) + tl.load(y + offsets, mask=mask), mask=mask
-    )
-
-
-# 32 warps: 1,024 threads on a 32-lane GPU, 2,048 on a 64-lane CDNA GPU
-@kc.signature(x="*fp32", y="*fp32", out="*fp32", n="i32", BLOCK=1024, num_warps=32)
-@triton.jit
-def wide_add_kernel(x, y, out, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     tl.store(

@@ -24,7 +24,7 @@ def test_table_names_each_kernel_target_and_verdict(capsys, kc_cache_dir):
     code, out, _ = run(
         capsys, str(SAMPLES), "--target", "gfx942,sm_90", "--cache-dir", kc_cache_dir
     )
-    assert code == 1  # wide_add_kernel and sm_id_kernel cannot run on gfx942
+    assert code == 1  # add_kernel's nw=32 and sm_id_kernel cannot run on gfx942
     rows = {
         (line.split()[0], line.split()[-1] if "fits" in line else "") for line in out.splitlines()
     }
@@ -32,7 +32,7 @@ def test_table_names_each_kernel_target_and_verdict(capsys, kc_cache_dir):
     wide = [
         line
         for line in out.splitlines()
-        if line.startswith("wide_add_kernel") and " gfx942 " in line
+        if line.startswith("add_kernel") and " gfx942 " in line and "nw=32" in line
     ]
     assert "2048/1024" in wide[0] and "FAILS (launch raises OutOfResources)" in wide[0]
     assert "no_declaration_kernel" in out and "not checked" in out  # named, with how to declare it
@@ -47,7 +47,7 @@ def test_json_and_sarif(capsys, kc_cache_dir, tmp_path):
     data = json.loads(out)
     assert code == 1 and data["summary"]["failures"] == 2 and data["targets"][0]["name"] == "gfx942"
     assert {c["name"] for c in data["checks"] if c["blocking"]} == {
-        "wide_add_kernel",
+        "add_kernel",
         "sm_id_kernel",
     }
     sarif_path = tmp_path / "kernels.sarif"

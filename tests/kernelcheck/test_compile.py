@@ -16,13 +16,18 @@ pytestmark = needs_triton_backends()
 def run(kernel, targets, cache, **kw):
     specs, note = specs_for_kernel(kernel, **kw)
     assert specs, note
-    report = check_specs(specs, list(parse_targets(targets)), cache=cache)
-    return report, {(c.target, c.config): c for c in report.checks}
+    return check_specs(specs, list(parse_targets(targets)), cache=cache)
+
+
+def one(report, target, text=""):
+    """The check for `target` whose specialisation or autotune config mentions `text`."""
+    (found,) = [c for c in report.checks if c.target == target and text in f"{c.spec} {c.config}"]
+    return found
 
 
 def test_num_warps_32_compiles_for_gfx942_but_cannot_launch(samples, kc_cache):
-    report, by = run(samples.wide_add_kernel, "gfx942,gfx1100,sm_90", kc_cache)
-    on_mi300 = by[("gfx942", "")]
+    report = run(samples.add_kernel, "gfx942,gfx1100,sm_90", kc_cache)
+    on_mi300 = one(report, "gfx942", "nw=32")
     assert on_mi300.status == DOES_NOT_FIT and on_mi300.blocking
     assert (
         on_mi300.threads == 2048
@@ -30,28 +35,38 @@ def test_num_warps_32_compiles_for_gfx942_but_cannot_launch(samples, kc_cache):
     )
     assert on_mi300.outcome == "launch raises OutOfResources"
     # the same kernel is fine where a warp is 32 lanes
-    assert by[("gfx1100", "")].status == FITS and by[("gfx1100", "")].threads == 1024
-    assert by[("sm_90", "")].status == FITS and by[("sm_90", "")].registers["regs"] > 0
+    assert (
+        one(report, "gfx1100", "nw=32").status == FITS
+        and one(report, "gfx1100", "nw=32").threads == 1024
+    )
+    assert (
+        one(report, "sm_90", "nw=32").status == FITS
+        and one(report, "sm_90", "nw=32").registers["regs"] > 0
+    )
+    assert one(report, "gfx942", "nw=4").status == FITS  # 4 wavefronts of 64: 256 threads
     assert report.failures == [on_mi300]
 
 
 def test_nvidia_only_extra_cuda_function_is_named_on_amd(samples, kc_cache):
-    _, by = run(samples.sm_id_kernel, "gfx942,sm_90", kc_cache)
-    amd = by[("gfx942", "")]
+    report = run(samples.sm_id_kernel, "gfx942,sm_90", kc_cache)
+    amd = one(report, "gfx942")
     assert amd.status == COMPILE_ERROR and amd.blocking
     assert amd.reasons == ["uses NVIDIA-only tl.extra.cuda.smid (no AMD lowering)"]
     assert "invalid instruction" in amd.detail  # the AMD assembler's own words
-    assert by[("sm_90", "")].status == FITS
+    assert one(report, "sm_90").status == FITS
 
 
 def test_lds_hungry_dot_config_is_dropped_on_gfx1100_and_kept_on_gfx942(samples, kc_cache):
-    report, by = run(samples.tiled_dot_kernel, "gfx1100,gfx942", kc_cache)
-    big = by[("gfx1100", "2/2")]
+    report = run(samples.tiled_dot_kernel, "gfx1100,gfx942", kc_cache)
+    big = one(report, "gfx1100", "2/2")
     assert big.status == DOES_NOT_FIT and big.shared > 64 * 1024
     assert big.dropped and not big.blocking  # Triton's autotuner skips it: the tuned set shrinks
     assert "of LDS > 64 KiB per block" in big.reasons[0]
-    assert by[("gfx1100", "1/2")].status == FITS
-    assert by[("gfx942", "2/2")].status == FITS and by[("gfx942", "2/2")].shared <= 64 * 1024
+    assert one(report, "gfx1100", "1/2").status == FITS
+    assert (
+        one(report, "gfx942", "2/2").status == FITS
+        and one(report, "gfx942", "2/2").shared <= 64 * 1024
+    )
     assert report.failures == [] and report.dropped == [big]
 
 
@@ -79,10 +94,11 @@ def test_the_same_config_as_a_fixed_launch_fails(samples, kc_cache):
 
 
 def test_second_check_comes_from_the_cache(samples, kc_cache):
-    first, _ = run(samples.add_kernel, "gfx90a,sm_80", kc_cache)
-    again, _ = run(samples.add_kernel, "gfx90a,sm_80", kc_cache)
-    assert again.summary()["compiled"] == 0 and again.summary()["cache_hits"] == 2
-    assert [c.status for c in again.checks] == [c.status for c in first.checks] == [FITS, FITS]
+    first = run(samples.add_kernel, "gfx90a,sm_80", kc_cache)
+    again = run(samples.add_kernel, "gfx90a,sm_80", kc_cache)
+    assert again.summary()["compiled"] == 0 and again.summary()["cache_hits"] == 4
+    assert [c.status for c in again.checks] == [c.status for c in first.checks]
+    assert [c.status for c in first.checks] == [DOES_NOT_FIT, FITS, FITS, FITS]  # nw=32 on gfx90a
 
 
 def test_a_kernel_the_worker_cannot_import_is_not_checked(tmp_path, kc_cache):
@@ -101,7 +117,7 @@ def test_a_kernel_the_worker_cannot_import_is_not_checked(tmp_path, kc_cache):
 
 @pytest.mark.parametrize("target", ["gfx1030"])
 def test_a_target_triton_cannot_compile_for_is_not_checked_not_failed(samples, kc_cache, target):
-    report, by = run(samples.add_kernel, target, kc_cache)
-    check = by[(target, "")]
+    report = run(samples.add_kernel, target, kc_cache)
+    check = one(report, target, "nw=4")
     assert check.status == "not-checked" and "does not compile for gfx1030" in check.detail
     assert report.failures == [] and report.skipped_targets() == {target: check.detail}

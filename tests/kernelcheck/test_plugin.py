@@ -108,3 +108,9 @@ def test_without_the_option_nothing_is_wrapped(request):
     pytester.makepyfile("def test_x(): pass")
     assert pytester.runpytest("-p", "no:cacheprovider").ret == 0
     assert JITFunction.run is before
+
+
+def test_under_xdist_workers_record_and_the_controller_checks(run_suite):
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    result = run_suite(32, "-n", "2", "--portagpu-compile-for", "gfx942")
+    assert result.ret == 1 and "2048 threads per block > 1024" in result.stdout.str()
