@@ -86,6 +86,8 @@ def suite_overhead(suite: str, targets: str, rounds: int) -> dict:
                   "--portagpu-compile-on-failure", "warn", "--portagpu-compile-report", str(Path(tmp) / "r.json")]
         baseline0, summary = run_suite(suite, [], env)
         cold, cold_summary = run_suite(suite, option, env)
+        if not (Path(tmp) / "r.json").is_file():
+            raise SystemExit(f"kernelcheck_speed: the run with the option wrote no report ({cold_summary})")
         report = json.loads((Path(tmp) / "r.json").read_text())
         pairs = []
         for _ in range(rounds):

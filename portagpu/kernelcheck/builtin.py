@@ -100,12 +100,23 @@ def _as_vendor(target: Target) -> Iterator[None]:
     from portagpu import device as device_module
 
     fake = device_module.Device(
-        vendor=target.vendor, backend=target.portagpu_backend, index=0, name=target.description,
-        arch=target.name, warp_size=target.warp_size, multiprocessors=MULTIPROCESSORS[target.vendor],
-        memory_total=None, blas="", source="portagpu kernelcheck")
+        vendor=target.vendor,
+        backend=target.portagpu_backend,
+        index=0,
+        name=target.description,
+        arch=target.name,
+        warp_size=target.warp_size,
+        multiprocessors=MULTIPROCESSORS[target.vendor],
+        memory_total=None,
+        blas="",
+        source="portagpu kernelcheck",
+    )
     real = device_module.device_of
-    modules = [m for name, m in list(sys.modules.items())
-               if name.startswith("portagpu.kernels") and getattr(m, "device_of", None) is real]
+    modules = [
+        m
+        for name, m in list(sys.modules.items())
+        if name.startswith("portagpu.kernels") and getattr(m, "device_of", None) is real
+    ]
     for module in modules:
         module.device_of = lambda tensor: fake
     try:

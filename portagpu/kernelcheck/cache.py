@@ -79,11 +79,13 @@ class CompileCache:
 
     def put(self, key: str, facts: dict[str, Any]) -> None:
         path = self._path(key)
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"key": key, "facts": facts}, fh)
             os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only or full cache costs a recompile next time, nothing more
+        except OSError:  # a read-only or full cache costs a recompile next time, nothing more
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)

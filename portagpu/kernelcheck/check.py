@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from portagpu.errors import PortagpuError
 from portagpu.kernelcheck import verdict
 from portagpu.kernelcheck.cache import CompileCache, key_of
 from portagpu.kernelcheck.pool import JOB_TIMEOUT_S, run_jobs
@@ -61,7 +62,11 @@ def check_specs(
             if why:
                 slots[index] = verdict.not_checked(spec, target, why)
                 continue
-            options = options_for(spec, target)
+            try:
+                options = options_for(spec, target)
+            except PortagpuError as exc:  # e.g. num_warps=0: portagpu.launch refuses it anyway
+                slots[index] = verdict.not_checked(spec, target, f"the launch is invalid: {exc}")
+                continue
             key = key_of(
                 tools.triton,
                 spec.kernel.label,

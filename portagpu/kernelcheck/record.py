@@ -28,6 +28,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from portagpu.errors import PortagpuError
 from portagpu.kernelcheck.cuda_check import CudaSpec
 from portagpu.kernelcheck.spec import SpecSet, specs_of_call
 
@@ -73,12 +74,17 @@ class Recorder:
         self._lock = threading.Lock()
 
     # -- lifecycle --------------------------------------------------------------------
+    # Recorders nest (a pytest session inside a pytest session, a `with Recorder()` in a
+    # test run with --portagpu-compile-for): launches belong to the innermost one only.
+    _stack: list[Recorder] = []
+
     def start(self) -> Recorder:
         if self.active:
             return self
         self._wrap_triton()
         self._wrap_portagpu()
         self.active = True
+        Recorder._stack.append(self)
         return self
 
     def stop(self) -> None:
@@ -86,6 +92,13 @@ class Recorder:
             setattr(cls, name, original)
         self._patches.clear()
         self.active = False
+        if self in Recorder._stack:
+            Recorder._stack.remove(self)
+
+    @property
+    def listening(self) -> bool:
+        """Recording now: started, and no recorder started after it is running."""
+        return self.active and Recorder._stack[-1:] == [self]
 
     def __enter__(self) -> Recorder:
         return self.start()
@@ -109,7 +122,15 @@ class Recorder:
         self._local.depth -= 1
 
     # -- recording --------------------------------------------------------------------
-    def record(self, kernel: Any, args: tuple, kwargs: dict[str, Any], *, warp_units: bool) -> None:
+    def forget(self, keys: list[str]) -> None:
+        """Drop specs recorded for a launch that portagpu then refused (bad arguments)."""
+        with self._lock:
+            for key in keys:
+                self.specs.specs.pop(key, None)
+
+    def record(
+        self, kernel: Any, args: tuple, kwargs: dict[str, Any], *, warp_units: bool
+    ) -> list[str]:
         try:
             key = (
                 id(kernel),
@@ -120,7 +141,7 @@ class Recorder:
         except Exception:  # noqa: BLE001 - odd arguments: record without the quick key
             key = None
         if key is not None and key in self._seen:
-            return
+            return []
         try:
             specs = specs_of_call(kernel, args, kwargs, warp_units=warp_units, origin=self._where())
         except Exception as exc:  # noqa: BLE001 - recording must never break the launch
@@ -128,12 +149,11 @@ class Recorder:
                 f"could not record a launch of {getattr(kernel, '__name__', kernel)!r}: "
                 f"{type(exc).__name__}: {exc}"
             )
-            return
+            return []
         with self._lock:
             if key is not None:
                 self._seen.add(key)
-            for spec in specs:
-                self.specs.add(spec)
+            return [spec.identity() for spec in specs if self.specs.add(spec)]
 
     def record_cuda(self, kernel: Any, block: Any, meta: dict[str, Any]) -> None:
         try:
@@ -194,7 +214,7 @@ class Recorder:
 
         def plain(original: Any) -> Any:
             def run(kernel: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
-                if recorder.active and not recorder._busy():
+                if recorder.listening and not recorder._busy():
                     recorder.record(kernel, args, kwargs, warp_units=False)
                 return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
 
@@ -202,7 +222,7 @@ class Recorder:
 
         def autotuned(original: Any) -> Any:
             def run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
-                if not recorder.active or recorder._busy():
+                if not recorder.listening or recorder._busy():
                     return original(kernel, *args, **kwargs)
                 recorder.record(kernel, args, kwargs, warp_units=False)
                 recorder._enter()
@@ -238,11 +258,11 @@ class Recorder:
                 *rest: Any,
                 **more: Any,
             ) -> Any:
-                if not recorder.active or recorder._busy():
+                if not recorder.listening or recorder._busy():
                     return original(
                         launcher, device, grid, args, num_warps, stream, meta, *rest, **more
                     )
-                recorder.record(
+                added = recorder.record(
                     launcher.kernel, args, {**meta, "num_warps": num_warps}, warp_units=True
                 )
                 recorder._enter()
@@ -250,6 +270,9 @@ class Recorder:
                     return original(
                         launcher, device, grid, args, num_warps, stream, meta, *rest, **more
                     )
+                except PortagpuError:  # portagpu refused the launch: it runs on no GPU either
+                    recorder.forget(added)
+                    raise
                 finally:
                     recorder._leave()
 
@@ -260,7 +283,7 @@ class Recorder:
             def launcher_native(
                 launcher: Any, grid: Any, args: tuple, nw: Any, stream: Any, meta: dict
             ) -> Any:
-                if recorder.active and not recorder._busy():
+                if recorder.listening and not recorder._busy():
                     warp = getattr(launcher, "warp_size", None)
                     units = nw * warp // 32 if nw is not None and warp else nw
                     recorder.record(
@@ -284,7 +307,7 @@ class Recorder:
                 stream: Any,
                 meta: dict,
             ) -> Any:
-                if recorder.active:
+                if recorder.listening:
                     recorder.record_cuda(kernel, block, meta)
                 return original(kernel, device, grid, args, block, stream, meta)
 

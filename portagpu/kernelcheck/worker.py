@@ -107,11 +107,16 @@ def locate(kernel: dict[str, Any]) -> Any:
         except SpecError:
             continue
         fn = getattr(base, "fn", None)
-        if fn is not None and fn.__qualname__ == kernel["name"] and (
-                kernel.get("line") in (None, fn.__code__.co_firstlineno)):
+        if (
+            fn is not None
+            and fn.__qualname__ == kernel["name"]
+            and (kernel.get("line") in (None, fn.__code__.co_firstlineno))
+        ):
             if type(base).__name__ != "JITFunction":
-                raise NotCheckable(f"{kernel['name']} is a {type(base).__name__} here, not a JITFunction "
-                                   "(is TRITON_INTERPRET set for the compile process?)")
+                raise NotCheckable(
+                    f"{kernel['name']} is a {type(base).__name__} here, not a JITFunction "
+                    "(is TRITON_INTERPRET set for the compile process?)"
+                )
             return base
     raise NotCheckable(f"{kernel['file']} has no Triton kernel {kernel['name']}")
 

@@ -80,3 +80,29 @@ def test_cuda_source_launches_are_recorded_with_their_block():
     (spec,) = recorder.cuda_specs.values()
     assert (spec.name, spec.block, spec.shared_mem) == ("scale", (128, 1, 1), 512)
     assert torch.equal(x, torch.full((8,), 2.0))
+
+
+def test_nested_recorders_own_their_launches(samples):
+    import portagpu
+
+    x = torch.ones(16)
+    with Recorder() as outer:
+        portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=16)
+        with Recorder() as inner:  # e.g. a pytest session run inside a test
+            portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=32)
+        portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=64)
+    assert [s.constexprs()["BLOCK"] for s in outer.specs] == [16, 64]
+    assert [s.constexprs()["BLOCK"] for s in inner.specs] == [32]
+
+
+def test_a_launch_portagpu_refuses_is_not_recorded(samples):
+    import portagpu
+    from portagpu.errors import LaunchError
+
+    x = torch.ones(16)
+    with Recorder() as recorder:
+        with pytest.raises(LaunchError, match="num_warps must be a positive int"):
+            portagpu.launch(
+                samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=16, num_warps=0
+            )
+    assert len(recorder.specs) == 0

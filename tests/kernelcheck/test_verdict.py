@@ -122,3 +122,66 @@ def test_not_checked_is_never_a_pass():
 def test_a_kernel_that_cannot_be_loaded_is_not_checked(facts):
     check = judge(spec(), resolve("sm_80"), facts)
     assert check.status == NOT_CHECKED and check.detail == facts["not_checkable"]
+
+
+@pytest.mark.parametrize(
+    "tools, amd_reason, nvidia_reason",
+    [
+        (
+            dict(
+                triton=None,
+                triton_problem="Triton is not installed (pip install triton): Triton kernels "
+                "were not compiled",
+                families=frozenset(),
+            ),
+            "Triton is not installed",
+            "Triton is not installed",
+        ),
+        (
+            dict(
+                triton="3.1.0",
+                triton_problem="Triton 3.1.0 is too old for the offline compile check (needs "
+                "3.3+): Triton kernels were not compiled",
+                families=frozenset({"cuda", "hip"}),
+            ),
+            "too old",
+            "too old",
+        ),
+        (
+            dict(triton="3.9.0", triton_problem="", families=frozenset({"cuda"})),
+            "has no AMD (hip) backend installed",
+            None,
+        ),
+    ],
+)
+def test_a_check_that_cannot_run_says_so_for_each_target_it_skips(
+    monkeypatch, tools, amd_reason, nvidia_reason
+):
+    from portagpu.kernelcheck import check as check_module
+    from portagpu.kernelcheck.toolchain import Toolchain
+
+    monkeypatch.setattr(
+        check_module, "toolchain", lambda: Toolchain(hipcc=None, nvcc=None, **tools)
+    )
+    monkeypatch.setattr(
+        check_module,
+        "run_jobs",
+        lambda jobs, **kw: {
+            job["id"]: {"compiled": True, "num_warps": 4, "warp_size": 32, "shared": 0}
+            for job in jobs
+        },
+    )
+    both = dict(spec().families, hip=spec().families["cuda"])
+    report = check_module.check_specs(
+        [KernelSpec(**{**spec().__dict__, "families": both})], [resolve("gfx942"), resolve("sm_90")]
+    )
+    by = {c.target: c for c in report.checks}
+    assert by["gfx942"].status == NOT_CHECKED and amd_reason in by["gfx942"].detail
+    if nvidia_reason:
+        assert by["sm_90"].status == NOT_CHECKED and nvidia_reason in by["sm_90"].detail
+        assert set(report.skipped_targets()) == {"gfx942", "sm_90"}
+    else:  # the NVIDIA backend is there: compiled (here by a stand-in for the worker)
+        assert by["sm_90"].status == FITS and report.skipped_targets() == {
+            "gfx942": by["gfx942"].detail
+        }
+    assert report.summary()["fits"] == (0 if nvidia_reason else 1) and report.failures == []
