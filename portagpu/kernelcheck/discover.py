@@ -34,6 +34,7 @@ from portagpu.kernelcheck.cuda_check import CudaSpec, specs_from_cu_file
 from portagpu.kernelcheck.declare import declarations
 from portagpu.kernelcheck.spec import (
     FAMILIES,
+    LOCAL_KERNEL,
     KernelSpec,
     SpecError,
     backend_class,
@@ -260,10 +261,7 @@ def specs_for_kernel(
     declared = declarations(kernel) + list(extra)
     ref = kernel_ref(base)
     if "<locals>" in ref.name:
-        return (
-            [],
-            f"{ref.label}: defined inside a function; the check imports kernels by module and name",
-        )
+        return [], f"{ref.label}: {LOCAL_KERNEL}"
     specs = []
     if autotuner is not None:
         for number, decl in enumerate(declared or [{}], start=1):

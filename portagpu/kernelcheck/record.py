@@ -145,8 +145,8 @@ class Recorder:
         try:
             specs = specs_of_call(kernel, args, kwargs, warp_units=warp_units, origin=self._where())
         except Exception as exc:  # noqa: BLE001 - recording must never break the launch
-            self.problems.append(
-                f"could not record a launch of {getattr(kernel, '__name__', kernel)!r}: "
+            self._problem(
+                f"could not record a launch of {getattr(kernel, '__name__', type(kernel).__name__)}: "
                 f"{type(exc).__name__}: {exc}"
             )
             return []
@@ -155,7 +155,7 @@ class Recorder:
                 self._seen.add(key)
             return [spec.identity() for spec in specs if self.specs.add(spec)]
 
-    def record_cuda(self, kernel: Any, block: Any, meta: dict[str, Any]) -> None:
+    def record_cuda(self, kernel: Any, block: Any, meta: dict[str, Any]) -> str | None:
         try:
             from portagpu.runtime.cuda_source import DEFAULT_BLOCK
 
@@ -179,10 +179,18 @@ class Recorder:
                 origin=self.origin,
             )
         except Exception as exc:  # noqa: BLE001
-            self.problems.append(f"could not record a CUDA launch of {kernel!r}: {exc}")
-            return
+            self._problem(f"could not record a CUDA launch of {kernel!r}: {exc}")
+            return None
         with self._lock:
-            self.cuda_specs.setdefault(spec.identity(), spec)
+            key = spec.identity()
+            if key in self.cuda_specs:
+                return None
+            self.cuda_specs[key] = spec
+            return key
+
+    def _problem(self, text: str) -> None:
+        if text not in self.problems:
+            self.problems.append(text)
 
     def _where(self) -> str:
         if self.origin:
@@ -307,9 +315,15 @@ class Recorder:
                 stream: Any,
                 meta: dict,
             ) -> Any:
-                if recorder.listening:
-                    recorder.record_cuda(kernel, block, meta)
-                return original(kernel, device, grid, args, block, stream, meta)
+                added = recorder.record_cuda(kernel, block, meta) if recorder.listening else None
+                try:
+                    return original(kernel, device, grid, args, block, stream, meta)
+                except (
+                    PortagpuError
+                ):  # refused (a block over the limits, ...): not a launch to check
+                    if added is not None:
+                        recorder.cuda_specs.pop(added, None)
+                    raise
 
             return launch
 

@@ -15,6 +15,7 @@ from portagpu.kernelcheck.verdict import COMPILE_ERROR, DOES_NOT_FIT, FITS, NOT_
 from portagpu.lint.report import _uri, sarif_log
 
 FORMATS = ("table", "json", "sarif")
+MAX_NOTES = 10
 
 
 @dataclass
@@ -210,7 +211,12 @@ def format_table(report: Report, *, only_problems: bool = False, width: int | No
         lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 7)
     for target, why in report.skipped_targets().items():
         lines.append(f"not checked for {target}: {why}")
-    lines += report.notes
+    shown = report.notes[:MAX_NOTES]
+    lines += shown
+    if len(report.notes) > len(shown):
+        lines.append(
+            f"... and {len(report.notes) - len(shown)} more note(s) (--format json lists all)"
+        )
     lines.append(f"portagpu kernelcheck: {report.summary_line()}")
     return "\n".join(lines)
 

@@ -23,6 +23,12 @@ RUNTIME_OPTIONS = ("debug", "instrumentation_mode", "fpsan_homomorphic_casts")
 LAUNCH_ONLY = ("grid", "warmup", "stream")
 
 
+LOCAL_KERNEL = (
+    "defined inside a function: the compile process imports kernels by module and "
+    "name; define it at module level to have it checked"
+)
+
+
 class SpecError(Exception):
     """A launch whose specialisation cannot be carried to the compiler process."""
 
@@ -386,6 +392,8 @@ def _one_spec(
         problem = ""
     except SpecError as exc:
         params, families, options, problem = (), {}, {}, str(exc)
+    if "<locals>" in ref.name and not problem:
+        problem = LOCAL_KERNEL
     return KernelSpec(
         kernel=ref,
         source_hash=digest,

@@ -106,3 +106,21 @@ def test_a_launch_portagpu_refuses_is_not_recorded(samples):
                 samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=16, num_warps=0
             )
     assert len(recorder.specs) == 0
+
+
+def test_a_cuda_launch_portagpu_refuses_is_not_recorded(monkeypatch):
+    import portagpu
+    from portagpu.errors import LaunchError
+    from portagpu.runtime.cuda_source import CudaKernel, launch_dims
+
+    def launch_on_a_gpu(kernel, device, grid, args, block, stream, meta):
+        launch_dims(grid, block)  # what _launch checks on a GPU (the CPU runs the reference)
+
+    monkeypatch.setattr(CudaKernel, "_launch", launch_on_a_gpu)
+    source = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }'
+    kernel = portagpu.CudaKernel(source, "fill")
+    with Recorder() as recorder:
+        with pytest.raises(LaunchError, match="out of range"):
+            portagpu.launch(kernel, (1,), torch.ones(8), block=(2048,))
+        portagpu.launch(kernel, (1,), torch.ones(8), block=(256,))
+    assert [spec.block for spec in recorder.cuda_specs.values()] == [(256, 1, 1)]
