@@ -43,7 +43,9 @@ def compile_times(targets: str, workers: int) -> dict:
     rows = []
     totals = {"cold_s": 0.0, "cached_s": 0.0, "checks": 0}
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-        os.environ["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton")  # the workers' Triton cache: empty
+        os.environ["TRITON_CACHE_DIR"] = str(
+            Path(tmp) / "triton"
+        )  # the workers' Triton cache: empty
         cache = CompileCache(Path(tmp) / "kernelcheck")
         for target in parse_targets(targets):
             specs, _, _ = record_rows(target)
@@ -59,8 +61,15 @@ def compile_times(targets: str, workers: int) -> dict:
             warm_wall = time.perf_counter() - start
             assert warm.summary()["compiled"] == 0, "the second check must come from the cache"
             for check, again in zip(cold.checks, warm.checks, strict=True):
-                rows.append({"kernel": check.name, "target": target.name, "status": check.status,
-                             "cold_compile_s": round(check.seconds, 3), "verdict_same": check.status == again.status})
+                rows.append(
+                    {
+                        "kernel": check.name,
+                        "target": target.name,
+                        "status": check.status,
+                        "cold_compile_s": round(check.seconds, 3),
+                        "verdict_same": check.status == again.status,
+                    }
+                )
             totals["cold_s"] += cold_wall
             totals["cached_s"] += warm_wall
             totals["checks"] += len(cold.checks)
@@ -70,24 +79,41 @@ def compile_times(targets: str, workers: int) -> dict:
 
 def run_suite(suite: str, extra: list[str], env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", suite, "-q", "-p", "no:cacheprovider", *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", suite, "-q", "-p", "no:cacheprovider", *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     last = [line for line in proc.stdout.splitlines() if line.strip()][-1:] or [""]
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"kernelcheck_speed: {suite} {' '.join(extra)} exited {proc.returncode}: {last[0]}")
+        raise SystemExit(
+            f"kernelcheck_speed: {suite} {' '.join(extra)} exited {proc.returncode}: {last[0]}"
+        )
     return elapsed, last[0]
 
 
 def suite_overhead(suite: str, targets: str, rounds: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="kc-suite-") as tmp:
         env = dict(os.environ, TRITON_CACHE_DIR=str(Path(tmp) / "triton"))
-        option = ["--portagpu-compile-for", targets, "--portagpu-kernel-cache", str(Path(tmp) / "kc"),
-                  "--portagpu-compile-on-failure", "warn", "--portagpu-compile-report", str(Path(tmp) / "r.json")]
+        option = [
+            "--portagpu-compile-for",
+            targets,
+            "--portagpu-kernel-cache",
+            str(Path(tmp) / "kc"),
+            "--portagpu-compile-on-failure",
+            "warn",
+            "--portagpu-compile-report",
+            str(Path(tmp) / "r.json"),
+        ]
         baseline0, summary = run_suite(suite, [], env)
         cold, cold_summary = run_suite(suite, option, env)
         if not (Path(tmp) / "r.json").is_file():
-            raise SystemExit(f"kernelcheck_speed: the run with the option wrote no report ({cold_summary})")
+            raise SystemExit(
+                f"kernelcheck_speed: the run with the option wrote no report ({cold_summary})"
+            )
         report = json.loads((Path(tmp) / "r.json").read_text())
         pairs = []
         for _ in range(rounds):
@@ -95,17 +121,27 @@ def suite_overhead(suite: str, targets: str, rounds: int) -> dict:
             on, _ = run_suite(suite, option, env)
             pairs.append((off, on))
     ratios = [on / off for off, on in pairs]
-    return {"suite": suite, "targets": targets, "tests": summary, "baseline_first_s": round(baseline0, 2),
-            "with_option_cold_s": round(cold, 2), "cold_summary": cold_summary,
-            "specialisations_checked": report["summary"],
-            "rounds": [{"without_s": round(a, 2), "with_cached_s": round(b, 2)} for a, b in pairs],
-            "overhead_median_pct": round((statistics.median(ratios) - 1) * 100, 2)}
+    return {
+        "suite": suite,
+        "targets": targets,
+        "tests": summary,
+        "baseline_first_s": round(baseline0, 2),
+        "with_option_cold_s": round(cold, 2),
+        "cold_summary": cold_summary,
+        "specialisations_checked": report["summary"],
+        "rounds": [{"without_s": round(a, 2), "with_cached_s": round(b, 2)} for a, b in pairs],
+        "overhead_median_pct": round((statistics.median(ratios) - 1) * 100, 2),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--targets", default=TARGETS)
-    parser.add_argument("--suite", default="tests", help="pytest paths for the overhead part (default: tests)")
+    parser.add_argument(
+        "--suite", default="tests", help="pytest paths for the overhead part (default: tests)"
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--skip-suite", action="store_true")
@@ -114,24 +150,37 @@ def main() -> None:
     compiles = compile_times(args.targets, args.jobs)
     print(f"{'kernel':28} {'target':8} {'status':12} cold compile s")
     for row in compiles["rows"]:
-        print(f"{row['kernel']:28} {row['target']:8} {row['status']:12} {row['cold_compile_s']:.2f}")
+        print(
+            f"{row['kernel']:28} {row['target']:8} {row['status']:12} {row['cold_compile_s']:.2f}"
+        )
     per_cold = compiles["cold_s"] / compiles["checks"]
     per_cached = compiles["cached_s"] / compiles["checks"] * 1000
-    print(f"{compiles['checks']} kernel x target checks: cold {compiles['cold_s']:.1f} s wall "
-          f"({per_cold:.2f} s each, {args.jobs} processes); cached {compiles['cached_s'] * 1000:.1f} ms "
-          f"({per_cached:.2f} ms each)")
-    result = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                          "load_avg_start": os.getloadavg()},
-              "triton": __import__("portagpu.kernelcheck.toolchain", fromlist=["x"]).toolchain().triton,
-              "compile": compiles}
+    print(
+        f"{compiles['checks']} kernel x target checks: cold {compiles['cold_s']:.1f} s wall "
+        f"({per_cold:.2f} s each, {args.jobs} processes); cached {compiles['cached_s'] * 1000:.1f} ms "
+        f"({per_cached:.2f} ms each)"
+    )
+    result = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_avg_start": os.getloadavg(),
+        },
+        "triton": __import__("portagpu.kernelcheck.toolchain", fromlist=["x"]).toolchain().triton,
+        "compile": compiles,
+    }
     if not args.skip_suite:
         overhead = suite_overhead(args.suite, args.targets, args.rounds)
         result["suite"] = overhead
         for i, r in enumerate(overhead["rounds"], 1):
-            print(f"suite round {i}: without {r['without_s']:.1f} s, with the cached check {r['with_cached_s']:.1f} s")
-        print(f"suite {args.suite}: {overhead['tests']}; first run with the option (cold compile): "
-              f"{overhead['with_option_cold_s']:.1f} s; cached overhead median "
-              f"{overhead['overhead_median_pct']:+.1f}% (target < 5%)")
+            print(
+                f"suite round {i}: without {r['without_s']:.1f} s, with the cached check {r['with_cached_s']:.1f} s"
+            )
+        print(
+            f"suite {args.suite}: {overhead['tests']}; first run with the option (cold compile): "
+            f"{overhead['with_option_cold_s']:.1f} s; cached overhead median "
+            f"{overhead['overhead_median_pct']:+.1f}% (target < 5%)"
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(ROOT)}")
