@@ -19,6 +19,7 @@ heavy (Triton is imported when a session asks for the check).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,9 @@ class KernelcheckSession:
         self.mode = mode
         self.cache_dir = cache_dir
         self.report_path = report_path
+        started = time.perf_counter()
         self.recorder = Recorder().start()
+        self.start_seconds = time.perf_counter() - started
         self.report: Any = None
         self.error = ""
         self.is_worker = hasattr(config, "workerinput")  # a pytest-xdist worker
@@ -176,6 +179,7 @@ class KernelcheckSession:
         }
 
     def _check(self) -> None:
+        started = time.perf_counter()
         from portagpu.kernelcheck.cache import CompileCache
         from portagpu.kernelcheck.check import check_specs
         from portagpu.kernelcheck.cuda_check import CudaSpec, check_cuda_specs
@@ -214,6 +218,11 @@ class KernelcheckSession:
             self.error = f"{type(exc).__name__}: {exc}"
             return
         report.notes += problems
+        report.timings = {
+            "start": round(self.start_seconds, 3),
+            "record": round(self.recorder.seconds, 3),
+            "check": round(time.perf_counter() - started, 3),
+        }
         self.report = report
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -243,6 +252,11 @@ class KernelcheckSession:
             terminalreporter.write_line(
                 f"({len(report.checks)} checks; rows that fit are hidden: -v shows them)"
             )
+        spent = report.timings
+        terminalreporter.write_line(
+            f"portagpu kernelcheck: the check added {sum(spent.values()):.2f} s to this session "
+            f"(start {spent['start']:.2f} s, recording {spent['record']:.2f} s, checking {spent['check']:.2f} s)"
+        )
         if report.failures:
             verb = (
                 "fails the session"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -67,6 +68,7 @@ class Recorder:
         self.cuda_specs: dict[str, CudaSpec] = {}
         self.problems: list[str] = []
         self.origin = ""  # set by the pytest plugin to the running test's id
+        self.seconds = 0.0  # spent recording: what the check adds to each launch
         self.active = False
         self._seen: set[Any] = set()
         self._patches: list[tuple[type, str, Any]] = []
@@ -131,6 +133,16 @@ class Recorder:
     def record(
         self, kernel: Any, args: tuple, kwargs: dict[str, Any], *, warp_units: bool
     ) -> list[str]:
+        """Identities of the specs this launch added (none when it was seen before)."""
+        start = time.perf_counter()
+        try:
+            return self._record(kernel, args, kwargs, warp_units)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def _record(
+        self, kernel: Any, args: tuple, kwargs: dict[str, Any], warp_units: bool
+    ) -> list[str]:
         try:
             key = (
                 id(kernel),
@@ -156,6 +168,13 @@ class Recorder:
             return [spec.identity() for spec in specs if self.specs.add(spec)]
 
     def record_cuda(self, kernel: Any, block: Any, meta: dict[str, Any]) -> str | None:
+        start = time.perf_counter()
+        try:
+            return self._record_cuda(kernel, block, meta)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def _record_cuda(self, kernel: Any, block: Any, meta: dict[str, Any]) -> str | None:
         try:
             from portagpu.runtime.cuda_source import DEFAULT_BLOCK
 

@@ -25,6 +25,7 @@ class Report:
     toolchain: Toolchain | None = None
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # what a pytest session spent on it
 
     def __post_init__(self) -> None:
         self.checks = self.checks + _autotune_group_failures(self.checks)
@@ -247,6 +248,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "skipped_targets": report.skipped_targets(),
         "notes": report.notes,
         "summary": report.summary(),
+        "session_seconds": report.timings,
         "checks": [c.to_json() for c in report.checks],
     }
 

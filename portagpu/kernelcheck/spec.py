@@ -180,9 +180,17 @@ def source_hash(base: Any) -> str:
     """sha256 of the kernel's source and of what it reads at compile time: the
     Triton functions it calls (recursively) and constant globals. The same for
     a JITFunction and for the interpreter's version of one kernel."""
+    found = _SOURCE_HASHES.get(id(base.fn))
+    if found is not None and found[0] is base.fn:
+        return found[1]
     digest = hashlib.sha256()
     _hash_function(base.fn, digest, set())
+    _SOURCE_HASHES[id(base.fn)] = (base.fn, digest.hexdigest())  # holding fn keeps its id unique
     return digest.hexdigest()
+
+
+# id(python function) -> (function, hash): a process hashes each kernel's source once
+_SOURCE_HASHES: dict[int, tuple[Any, str]] = {}
 
 
 def _hash_function(fn: Any, digest: Any, seen: set[int]) -> None:
