@@ -67,6 +67,9 @@ class Target:
     vgprs_per_simd: int = 512  # AMD: VGPRs per lane per SIMD (arch + acc where unified)
     max_waves_per_simd: int = 8  # AMD
     simds_per_cu: int = 4  # AMD: a workgroup's waves spread over these
+    vgpr_granule: int = (
+        8  # AMD: VGPRs are allocated in blocks of this many (LLVM getVGPRAllocGranule)
+    )
     inferred: bool = False  # limits from the family, not from the table
 
     @property
@@ -108,6 +111,9 @@ def _amd(
     waves: int,
     inferred: bool = False,
 ) -> Target:
+    # VGPR allocation granule [LLVM-AMDGPU getVGPRAllocGranule]: 4 on GCN with 256 VGPRs,
+    # 8 on gfx90a and later CDNA, 16 on RDNA wave32, 24 where RDNA has 1,536 VGPRs
+    granule = 4 if vgprs == 256 else 8 if wave == 64 else 24 if vgprs == 1536 else 16
     return Target(
         name=arch,
         vendor="amd",
@@ -119,6 +125,7 @@ def _amd(
         shared_per_sm=lds_kib * KIB,
         vgprs_per_simd=vgprs,
         max_waves_per_simd=waves,
+        vgpr_granule=granule,
         inferred=inferred,
     )
 

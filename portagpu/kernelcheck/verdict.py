@@ -189,8 +189,9 @@ def _occupancy(
 ) -> tuple[int | None, str]:
     """(occupancy, a register problem that stops any launch, or "")."""
     if target.vendor == "amd":
-        # LLVM's own figure (the "; Occupancy:" line), which accounts for VGPRs, SGPRs and LDS
-        return llvm, ""
+        # LLVM's own figure (the "; Occupancy:" line), which accounts for VGPRs, SGPRs and LDS;
+        # without it, the VGPR budget alone (an upper bound: SGPRs and LDS may lower it)
+        return (llvm if llvm is not None else _waves_by_vgprs(target, check.registers)), ""
     regs = check.registers.get("regs")
     if regs is None:
         return None, ""
@@ -211,6 +212,14 @@ def _occupancy(
     )
     by_threads = target.max_threads_per_sm // max(1, check.threads or 1)
     return max(0, min(target.max_blocks_per_sm, by_regs, by_shared, by_threads)), ""
+
+
+def _waves_by_vgprs(target: Target, registers: dict[str, int]) -> int | None:
+    used = registers.get("vgpr", 0) + registers.get("agpr", 0)  # one file for both on gfx90a+
+    if not used:
+        return None
+    blocks = -(-used // target.vgpr_granule) * target.vgpr_granule
+    return min(target.max_waves_per_simd, target.vgprs_per_simd // blocks)
 
 
 def _bytes(n: int) -> str:

@@ -99,6 +99,19 @@ def test_amd_occupancy_is_the_compilers_and_spills_are_noted():
     assert "spills 12 registers" in check.detail
 
 
+def test_without_llvms_figure_amd_occupancy_follows_the_vgpr_budget():
+    # 130 VGPRs -> 136 allocated; 512 per SIMD lane on gfx942 -> 3 waves (8 at most)
+    check = judge(
+        spec(), resolve("gfx942"), compiled(registers={"vgpr": 130, "agpr": 0, "sgpr": 20})
+    )
+    assert check.occupancy == 3
+    # gfx1100: 132 VGPRs -> 144 in blocks of 24; 1,536 / 144 -> 10 waves (LLVM says 10 for such a kernel)
+    rdna3 = judge(
+        spec(), resolve("gfx1100"), compiled(warp=32, registers={"vgpr": 132, "sgpr": 20})
+    )
+    assert rdna3.occupancy == 10
+
+
 def test_not_checked_is_never_a_pass():
     check = judge(
         spec(),
