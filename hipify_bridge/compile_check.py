@@ -41,6 +41,30 @@ TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)
+class CompileFlags:
+    """What a project's build passes to its compiler: include dirs, defines,
+    the C++ standard and relocatable device code (nvcc -rdc / hipcc -fgpu-rdc)."""
+
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # NAME or NAME=VALUE
+    std: str = "c++17"
+    rdc: bool = False
+
+    def common(self) -> list[str]:
+        return [f"-std={self.std}", *(f"-I{d}" for d in self.include_dirs),
+                *(f"-D{d}" for d in self.defines)]
+
+    def nvcc_args(self) -> list[str]:
+        return self.common() + (["-rdc=true"] if self.rdc else [])
+
+    def hipcc_args(self) -> list[str]:
+        return self.common() + (["-fgpu-rdc"] if self.rdc else [])
+
+    def with_include_dirs(self, dirs: list[str] | tuple[str, ...]) -> CompileFlags:
+        return CompileFlags(tuple(dirs), self.defines, self.std, self.rdc)
+
+
+@dataclass(frozen=True)
 class TargetResult:
     target: str  # "nvcc" or a gfx arch
     status: str  # ok | failed | not-checkable | skipped
@@ -88,12 +112,12 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, 
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
-def compile_cuda(path: str) -> TargetResult:
+def compile_cuda(path: str, flags: CompileFlags = CompileFlags()) -> TargetResult:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return TargetResult("nvcc", "skipped", "nvcc is not on PATH")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
-        rc, out, secs = _run([nvcc, "-c", "-std=c++17", "-x", "cu", path,
+        rc, out, secs = _run([nvcc, "-c", *flags.nvcc_args(), "-x", "cu", path,
                               "-o", os.path.join(tmp, "out.o")])
     if rc == 0:
         return TargetResult("nvcc", "ok", "", secs)
@@ -101,7 +125,8 @@ def compile_cuda(path: str) -> TargetResult:
 
 
 def compile_hip(path: str, target: str, text: str | None = None,
-                include_dirs: list[str] | tuple[str, ...] = ()) -> TargetResult:
+                include_dirs: list[str] | tuple[str, ...] = (),
+                flags: CompileFlags = CompileFlags()) -> TargetResult:
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         return TargetResult(target, "skipped", "hipcc is not on PATH "
@@ -121,15 +146,15 @@ def compile_hip(path: str, target: str, text: str | None = None,
             with open(rest_path, "w", encoding="utf-8") as fh:
                 fh.write(rest)
             part = compile_hip(rest_path, target, rest,
-                               [os.path.dirname(os.path.abspath(path)), *include_dirs])
+                               [os.path.dirname(os.path.abspath(path)), *include_dirs], flags)
         what = f"without {', '.join(dropped)}" if dropped else "without those includes"
         verdict = "compiles" if part.status == "ok" else f"fails: {part.detail}"
         return TargetResult(target, "not-checkable", f"{detail}; the rest ({what}) {verdict}",
                             part.seconds)
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
-        rc, out, secs = _run([hipcc, "-c", "-std=c++17", "-include", "hip/hip_runtime.h",
-                              *[f"-I{d}" for d in include_dirs],
+        rc, out, secs = _run([hipcc, "-c", "-include", "hip/hip_runtime.h",
+                              *[f"-I{d}" for d in include_dirs], *flags.hipcc_args(),
                               "-x", "hip", f"--offload-arch={target}", path,
                               "-o", os.path.join(tmp, "out.o")], env)
     if rc == 0:
