@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import glob
 import json
 import os
 import platform
@@ -87,30 +86,48 @@ def load_manifest(path: Path, corpus: Path) -> list[Unit]:
     units = []
     with path.open(newline="", encoding="utf-8") as fh:
         for rec in csv.DictReader(fh):
-            unit = Unit(rec["repo"], rec["commit"], rec["path"], rec["blob"], rec["flags"],
-                        [n for n in rec["needs"].split(";") if n])
+            unit = Unit(
+                rec["repo"],
+                rec["commit"],
+                rec["path"],
+                rec["blob"],
+                rec["flags"],
+                [n for n in rec["needs"].split(";") if n],
+            )
             unit.root = corpus / rec["repo"].split("/")[1]
             units.append(unit)
     return units
 
 
 def git_blob(path: Path) -> str:
-    return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "hash-object", str(path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 # --- translation -----------------------------------------------------------------------
 
+
 def cli_takes_flags() -> bool:
-    out = subprocess.run([sys.executable, "-m", "portagpu", "hipify", "--help"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "portagpu", "hipify", "--help"], capture_output=True, text=True
+    ).stdout
     return "--include-dir" in out or "\n  -I " in out
 
 
 def portagpu_translate(unit: Unit, out: Path, with_flags: bool) -> dict[str, Any]:
     """Run the CLI as a user would; return the main output, its -I dirs, report."""
-    argv = [sys.executable, "-m", "portagpu", "hipify", str(unit.source), "-o", str(out),
-            "--format", "json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "portagpu",
+        "hipify",
+        str(unit.source),
+        "-o",
+        str(out),
+        "--format",
+        "json",
+    ]
     if with_flags:
         for flag in unit.flags.split():
             if flag.startswith("-I"):
@@ -175,10 +192,16 @@ def torch_translate(units: list[Unit], scratch: Path) -> dict[str, dict[str, Any
         shutil.copytree(unit.root, copy, symlinks=True)
         copies[str(copy / unit.path)] = (unit, copy)
         flags = unit.compile_flags(copy)
-        jobs.append({"root": str(copy), "unit": str(copy / unit.path),
-                     "include_dirs": list(flags.include_dirs)})
-    proc = subprocess.run([sys.executable, "-c", TORCH_WORKER], input=json.dumps(jobs),
-                          capture_output=True, text=True)
+        jobs.append(
+            {
+                "root": str(copy),
+                "unit": str(copy / unit.path),
+                "include_dirs": list(flags.include_dirs),
+            }
+        )
+    proc = subprocess.run(
+        [sys.executable, "-c", TORCH_WORKER], input=json.dumps(jobs), capture_output=True, text=True
+    )
     try:
         done = json.loads(proc.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
@@ -192,6 +215,7 @@ def torch_translate(units: list[Unit], scratch: Path) -> dict[str, dict[str, Any
 
 
 # --- compiling ---------------------------------------------------------------------------
+
 
 def compile_all(units: list[Unit], jobs: int) -> None:
     from portagpu.hipify_bridge.compile_check import compile_cuda, compile_hip
@@ -215,8 +239,15 @@ def compile_all(units: list[Unit], jobs: int) -> None:
     def one(item):
         holder, key, fn, args = item
         result = fn(*args)
-        return holder, key, {"status": result.status, "detail": result.detail[:300],
-                             "seconds": round(result.seconds, 1)}
+        return (
+            holder,
+            key,
+            {
+                "status": result.status,
+                "detail": result.detail[:300],
+                "seconds": round(result.seconds, 1),
+            },
+        )
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for holder, key, result in pool.map(one, work):
@@ -224,6 +255,7 @@ def compile_all(units: list[Unit], jobs: int) -> None:
 
 
 # --- summary -----------------------------------------------------------------------------
+
 
 def both_ok(res: dict[str, Any]) -> bool:
     compiles = res.get("compiles", {})
@@ -234,8 +266,11 @@ def summarise(units: list[Unit]) -> dict[str, Any]:
     measured = [u for u in units if "compiles" in u.row]
     nvcc_ok = [u for u in measured if u.row["compiles"]["nvcc"]["status"] == "ok"]
     eligible = [u for u in nvcc_ok if not u.needs]
-    out: dict[str, Any] = {"units": len(measured), "nvcc_ok": len(nvcc_ok),
-                           "eligible": len(eligible)}
+    out: dict[str, Any] = {
+        "units": len(measured),
+        "nvcc_ok": len(nvcc_ok),
+        "eligible": len(eligible),
+    }
     for tool in ("portagpu", "torch"):
         ok = [u.name for u in eligible if both_ok(u.row[tool])]
         out[tool] = {
@@ -251,12 +286,15 @@ def summarise(units: list[Unit]) -> dict[str, Any]:
 def _mark(res: dict[str, Any], key: str) -> str:
     status = res.get("compiles", {}).get(key, {}).get("status")
     return {"ok": "ok", "failed": "FAIL", "not-checkable": "n/c", "skipped": "skip"}.get(
-        status, "err" if "error" in res else "-")
+        status, "err" if "error" in res else "-"
+    )
 
 
 def print_table(units: list[Unit], summary: dict[str, Any]) -> None:
-    print(f"{'unit':58} {'nvcc':>4} | {'pg 90a':>6} {'1030':>4} | {'th 90a':>6} {'1030':>4} | "
-          f"{'needs':10} | warp models; report")
+    print(
+        f"{'unit':58} {'nvcc':>4} | {'pg 90a':>6} {'1030':>4} | {'th 90a':>6} {'1030':>4} | "
+        f"{'needs':10} | warp models; report"
+    )
     for u in units:
         if "compiles" not in u.row:
             continue
@@ -266,19 +304,24 @@ def print_table(units: list[Unit], summary: dict[str, Any]) -> None:
             models[m["model"]] = models.get(m["model"], 0) + 1
         model_text = ",".join(f"{k}x{v}" for k, v in sorted(models.items())) or "-"
         report = ",".join(f"{k}x{v}" for k, v in pg.get("report", {}).items())
-        print(f"{u.name[:58]:58} {_mark(u.row, 'nvcc'):>4} | {_mark(pg, 'gfx90a'):>6} "
-              f"{_mark(pg, 'gfx1030'):>4} | {_mark(th, 'gfx90a'):>6} {_mark(th, 'gfx1030'):>4} | "
-              f"{';'.join(u.needs)[:10]:10} | {model_text}; {report[:60]}")
+        print(
+            f"{u.name[:58]:58} {_mark(u.row, 'nvcc'):>4} | {_mark(pg, 'gfx90a'):>6} "
+            f"{_mark(pg, 'gfx1030'):>4} | {_mark(th, 'gfx90a'):>6} {_mark(th, 'gfx1030'):>4} | "
+            f"{';'.join(u.needs)[:10]:10} | {model_text}; {report[:60]}"
+        )
     s = summary
-    print(f"\n{s['units']} units; nvcc compiles {s['nvcc_ok']} originals; {s['eligible']} of "
-          "them need no library missing from Debian")
+    print(
+        f"\n{s['units']} units; nvcc compiles {s['nvcc_ok']} originals; {s['eligible']} of "
+        "them need no library missing from Debian"
+    )
     for tool in ("portagpu", "torch"):
         t = s[tool]
         share = f"{t['share']:.0%}" if t["share"] is not None else "-"
-        print(f"  {tool:9} both gfx90a and gfx1030 compile: {t['both_targets_ok']}/"
-              f"{s['eligible']} = {share} (all units: {t['any_unit_both_ok']})")
-    print(f"target >= {TARGET_SHARE:.0%} for portagpu: "
-          f"{'met' if s['meets_target'] else 'MISSED'}")
+        print(
+            f"  {tool:9} both gfx90a and gfx1030 compile: {t['both_targets_ok']}/"
+            f"{s['eligible']} = {share} (all units: {t['any_unit_both_ok']})"
+        )
+    print(f"target >= {TARGET_SHARE:.0%} for portagpu: {'met' if s['meets_target'] else 'MISSED'}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,8 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="a note stored with the results")
     args = parser.parse_args(argv)
 
-    units = [u for u in load_manifest(args.manifest, args.corpus.resolve())
-             if args.only in u.name]
+    units = [u for u in load_manifest(args.manifest, args.corpus.resolve()) if args.only in u.name]
     skipped = []
     for unit in units:
         if not unit.source.is_file():
@@ -309,10 +351,16 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         torch_results = torch_translate(units, scratch)
         for i, unit in enumerate(units):
-            unit.row = {"name": unit.name, "repo": unit.repo, "commit": unit.commit,
-                        "path": unit.path, "flags": unit.flags, "needs": unit.needs,
-                        "portagpu": portagpu_translate(unit, scratch / f"pg{i}", with_flags),
-                        "torch": torch_results.get(unit.name, {"error": "not run"})}
+            unit.row = {
+                "name": unit.name,
+                "repo": unit.repo,
+                "commit": unit.commit,
+                "path": unit.path,
+                "flags": unit.flags,
+                "needs": unit.needs,
+                "portagpu": portagpu_translate(unit, scratch / f"pg{i}", with_flags),
+                "torch": torch_results.get(unit.name, {"error": "not run"}),
+            }
         compile_all(units, args.jobs)
     summary = summarise(units)
     print_table(units, summary)
@@ -321,20 +369,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(--only: not written to {args.out.relative_to(REPO)})")
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "benchmark": "hipify_real",
-        "label": args.label,
-        "portagpu_commit": subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
-                                          capture_output=True, text=True).stdout.strip(),
-        "repositories": sorted({f"{u.repo}@{u.commit}" for u in units}),
-        "cli_takes_flags": with_flags,
-        "targets": list(TARGETS),
-        "machine": platform.machine(),
-        "seconds": round(elapsed, 1),
-        "summary": summary,
-        "not_measured": skipped,
-        "units": [u.row for u in units],
-    }, indent=1) + "\n")
+    args.out.write_text(
+        json.dumps(
+            {
+                "benchmark": "hipify_real",
+                "label": args.label,
+                "portagpu_commit": subprocess.run(
+                    ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+                ).stdout.strip(),
+                "repositories": sorted({f"{u.repo}@{u.commit}" for u in units}),
+                "cli_takes_flags": with_flags,
+                "targets": list(TARGETS),
+                "machine": platform.machine(),
+                "seconds": round(elapsed, 1),
+                "summary": summary,
+                "not_measured": skipped,
+                "units": [u.row for u in units],
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"wrote {args.out.relative_to(REPO)}")
     return 0
 
