@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import ModuleType
 
 from portagpu.backends._common import (
-    AMD_NODES,
     any_path_exists,
     cupy_device_properties,
     loaded,
@@ -18,6 +17,7 @@ from portagpu.backends.amd.amdsmi_session import amdsmi, call, hip_ordered_handl
 from portagpu.device import Device
 
 BLAS = "rocBLAS/hipBLASLt"
+DEVICE_NODES = ("/dev/kfd",)  # the ROCm kernel driver
 
 
 def gfx_arch(name: str | None) -> str | None:
@@ -41,7 +41,7 @@ def wave_size_for_arch(arch: str | None) -> int | None:
 
 
 def present() -> bool:
-    return any_path_exists(AMD_NODES)
+    return any_path_exists(DEVICE_NODES)
 
 
 def absence_reason() -> str:

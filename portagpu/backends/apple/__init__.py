@@ -11,8 +11,15 @@ class AppleBackend(AppleRuntime, Backend):
     name = "mps"
     vendor = "apple"
     display_name = "MPS (Apple)"
+    priority = 30
     probes = probe
     readings = telemetry
+    torch_device_type = "mps"
+    torch_device_indexed = False  # torch calls the one Apple GPU "mps"
+    test_marker_help = "mps: needs an Apple GPU through MPS; skipped elsewhere"
+
+    def warp_size_for(self, arch: str | None) -> int | None:
+        return probe.SIMD_WIDTH
 
 
 BACKEND = AppleBackend()

@@ -7,7 +7,6 @@ import os
 from types import ModuleType
 
 from portagpu.backends._common import (
-    NVIDIA_NODES,
     any_path_exists,
     cupy_device_properties,
     loaded,
@@ -20,6 +19,8 @@ from portagpu.device import Device
 
 BLAS = "cuBLAS"
 WARP_SIZE = 32  # every NVIDIA architecture to date; torch reports it where it can
+# Device nodes whose presence hints at the NVIDIA driver (/dev/dxg: WSL) without importing anything.
+DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
 
 # CUDA cores per SM by compute capability: NVML reports cores, not SMs.
 _CORES_PER_SM = {
@@ -30,11 +31,11 @@ _CORES_PER_SM = {
 
 
 def present() -> bool:
-    return any_path_exists(NVIDIA_NODES) or bool(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return any_path_exists(DEVICE_NODES) or bool(os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
 def absence_reason() -> str:
-    if not any_path_exists(NVIDIA_NODES):
+    if not any_path_exists(DEVICE_NODES):
         return "no NVIDIA device node (/dev/nvidiactl) and NVML, torch and CuPy saw no GPU"
     return "an NVIDIA driver node exists but NVML, torch and CuPy reported no usable GPU"
 
