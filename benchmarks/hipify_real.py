@@ -151,8 +151,12 @@ def portagpu_translate(unit: Unit, out: Path, with_flags: bool) -> dict[str, Any
     report: dict[str, int] = {}
     models: list[dict[str, Any]] = []
     for entry in sources + [s for f in files if f is not main for s in f.get("sources", [])]:
-        for item in entry.get("unconverted", []) + entry.get("blockers", []):
+        for item in entry.get("unconverted", []):
             report[item["rule"]] = report.get(item["rule"], 0) + 1
+        for item in entry.get("blockers", []):
+            report[item["id"]] = report.get(item["id"], 0) + 1
+        if entry.get("suspect"):
+            report["suspect"] = report.get("suspect", 0) + len(entry["suspect"])
         models += entry.get("warp_models", [])
     return {
         "output": main["outputs"][0],

@@ -216,12 +216,17 @@ def _name_of(node) -> str:
 
 def check_pair(cuda_path: str | None, hip_path: str, hip_text: str | None = None,
                targets: tuple[str, ...] = DEFAULT_TARGETS, jobs: int = 2,
-               include_dirs: list[str] | tuple[str, ...] = ()) -> list[TargetResult]:
-    """nvcc on the original (when given) and hipcc per target, run side by side."""
+               include_dirs: list[str] | tuple[str, ...] = (),
+               cuda_flags: CompileFlags | None = None,
+               hip_flags: CompileFlags | None = None) -> list[TargetResult]:
+    """nvcc on the original (when given) and hipcc per target, run side by side.
+    Without flags the original is compiled beside its own folder (include_dirs)."""
+    cuda_flags = cuda_flags or CompileFlags(tuple(include_dirs))
+    hip_flags = hip_flags or CompileFlags(tuple(include_dirs))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
         if cuda_path is not None:
-            futures.append(pool.submit(compile_cuda, cuda_path))
-        futures += [pool.submit(compile_hip, hip_path, t, hip_text, include_dirs)
+            futures.append(pool.submit(compile_cuda, cuda_path, cuda_flags))
+        futures += [pool.submit(compile_hip, hip_path, t, hip_text, (), hip_flags)
                     for t in targets]
         return [f.result() for f in futures]

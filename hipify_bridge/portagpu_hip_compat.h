@@ -71,4 +71,149 @@ __device__ inline void __syncwarp(M) { __builtin_amdgcn_wave_barrier(); }
 __device__ inline void __syncwarp() { __builtin_amdgcn_wave_barrier(); }
 #endif
 
+// --- logical 32-lane warps (the logical32 model) ----------------------------------
+// A kernel whose code fixes the warp at 32 lanes keeps 32-lane warps on a wave64:
+// lanes 0-31 and 32-63 of a wavefront are two logical warps. Shuffles get width
+// 32 at the call; ballots, votes and masks read or name this lane's half.
+#ifndef PORTAGPU_LOGICAL_WARP_SIZE
+#  define PORTAGPU_LOGICAL_WARP_SIZE 32
+#endif
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+// first lane of this lane's logical warp within the wavefront (0 or 32)
+__device__ inline unsigned portagpu_half_base() {
+  return PORTAGPU_WARP_SIZE == 64 ? (__lane_id() & 32u) : 0u;
+}
+template <typename M>
+__device__ inline unsigned long long portagpu_half_mask(M mask) {
+  return static_cast<unsigned long long>(static_cast<unsigned>(mask)) << portagpu_half_base();
+}
+template <typename M>
+__device__ inline unsigned portagpu_ballot32(M mask, int pred) {
+  return static_cast<unsigned>(__ballot(pred) >> portagpu_half_base()) & static_cast<unsigned>(mask);
+}
+__device__ inline unsigned portagpu_activemask32() {
+  return static_cast<unsigned>(__ballot(1) >> portagpu_half_base());
+}
+template <typename M>
+__device__ inline int portagpu_any32(M mask, int pred) { return portagpu_ballot32(mask, pred) != 0u; }
+template <typename M>
+__device__ inline int portagpu_all32(M mask, int pred) {
+  const unsigned live = static_cast<unsigned>(mask) & portagpu_activemask32();
+  return (portagpu_ballot32(mask, pred) & live) == live;
+}
+#else  // nvcc: a CUDA warp is the logical warp
+template <typename M>
+__device__ inline unsigned portagpu_half_mask(M mask) { return static_cast<unsigned>(mask); }
+template <typename M>
+__device__ inline unsigned portagpu_ballot32(M mask, int pred) { return __ballot_sync(static_cast<unsigned>(mask), pred); }
+__device__ inline unsigned portagpu_activemask32() { return __activemask(); }
+template <typename M>
+__device__ inline int portagpu_any32(M mask, int pred) { return __any_sync(static_cast<unsigned>(mask), pred); }
+template <typename M>
+__device__ inline int portagpu_all32(M mask, int pred) { return __all_sync(static_cast<unsigned>(mask), pred); }
+#endif
+
+// --- CUDA constructs HIP lacks, where a HIP equivalent exists ---------------------
+// Cache-hinted loads/stores (__ldcs, __stcs, ...): the hint is dropped.
+template <typename T>
+__device__ inline T portagpu_load(const T* p) { return *p; }
+template <typename T>
+__device__ inline void portagpu_store(T* p, T v) { *p = v; }
+
+
 #endif  // PORTAGPU_HIP_COMPAT_H
+
+// Cooperative-groups shims, outside the main guard: a later inclusion that asks
+// for them (PORTAGPU_CG_SHIMS) still gets them.
+#if defined(PORTAGPU_CG_SHIMS) && !defined(PORTAGPU_CG_SHIMS_DEFINED)
+#  define PORTAGPU_CG_SHIMS_DEFINED 1
+#  if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#    include <hip/hip_cooperative_groups.h>
+// thread_block_tile::meta_group_rank()/meta_group_size() (CUDA 11) are absent in HIP 5.x.
+template <typename Tile>
+__device__ inline unsigned portagpu_meta_group_rank(const Tile& tile) {
+  const unsigned rank = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  return rank / tile.size();
+}
+template <typename Tile>
+__device__ inline unsigned portagpu_meta_group_size(const Tile& tile) {
+  return (blockDim.x * blockDim.y * blockDim.z + tile.size() - 1) / tile.size();
+}
+// cooperative_groups/reduce.h and scan.h do not exist in HIP: the same calls,
+// built on the tile's shuffles (a tile of up to one wavefront).
+namespace cooperative_groups {
+template <typename T> struct plus { __device__ T operator()(T a, T b) const { return a + b; } };
+template <typename T> struct less { __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
+template <typename T> struct greater { __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+template <typename T> struct bit_and { __device__ T operator()(T a, T b) const { return a & b; } };
+template <typename T> struct bit_or { __device__ T operator()(T a, T b) const { return a | b; } };
+template <typename T> struct bit_xor { __device__ T operator()(T a, T b) const { return a ^ b; } };
+template <typename Tile, typename T, typename Op>
+__device__ inline T reduce(const Tile& tile, T value, Op op) {
+  for (unsigned offset = tile.size() / 2; offset > 0; offset /= 2) {
+    value = op(value, tile.shfl_xor(value, offset));
+  }
+  return value;
+}
+template <typename Tile, typename T, typename Op>
+__device__ inline T inclusive_scan(const Tile& tile, T value, Op op) {
+  for (unsigned offset = 1; offset < tile.size(); offset *= 2) {
+    const T other = tile.shfl_up(value, offset);
+    if (tile.thread_rank() >= offset) value = op(value, other);
+  }
+  return value;
+}
+template <typename Tile, typename T>
+__device__ inline T inclusive_scan(const Tile& tile, T value) {
+  return inclusive_scan(tile, value, plus<T>());
+}
+template <typename Tile, typename T, typename Op>
+__device__ inline T exclusive_scan(const Tile& tile, T value, Op op) {
+  const T inclusive = inclusive_scan(tile, value, op);
+  const T shifted = tile.shfl_up(inclusive, 1);
+  return tile.thread_rank() == 0 ? T() : shifted;
+}
+template <typename Tile, typename T>
+__device__ inline T exclusive_scan(const Tile& tile, T value) {
+  return exclusive_scan(tile, value, plus<T>());
+}
+}  // namespace cooperative_groups
+#  else
+#    include <cooperative_groups.h>
+#    include <cooperative_groups/reduce.h>
+#    include <cooperative_groups/scan.h>
+template <typename Tile>
+__device__ inline unsigned portagpu_meta_group_rank(const Tile& tile) { return tile.meta_group_rank(); }
+template <typename Tile>
+__device__ inline unsigned portagpu_meta_group_size(const Tile& tile) { return tile.meta_group_size(); }
+#  endif
+#endif  // PORTAGPU_CG_SHIMS
+
+// math_constants.h (CUDART_*) does not exist in HIP: the constants it names.
+#if defined(PORTAGPU_MATH_CONSTANTS) && !defined(PORTAGPU_MATH_CONSTANTS_DEFINED)
+#  define PORTAGPU_MATH_CONSTANTS_DEFINED 1
+#  define CUDART_INF_F __builtin_huge_valf()
+#  define CUDART_NAN_F __builtin_nanf("")
+#  define CUDART_INF __builtin_huge_val()
+#  define CUDART_NAN __builtin_nan("")
+#  define CUDART_ZERO_F 0.0f
+#  define CUDART_ONE_F 1.0f
+#  define CUDART_NEG_ZERO_F (-0.0f)
+#  define CUDART_MAX_NORMAL_F 3.40282347e+38f
+#  define CUDART_MIN_DENORM_F 1.40129846e-45f
+#  define CUDART_PI_F 3.14159265358979323846f
+#  define CUDART_PIO2_F 1.57079632679489661923f
+#  define CUDART_PIO4_F 0.78539816339744830962f
+#  define CUDART_2_OVER_PI_F 0.63661977236758134308f
+#  define CUDART_SQRT_TWO_F 1.41421356237309504880f
+#  define CUDART_SQRT_HALF_F 0.70710678118654752440f
+#  define CUDART_L2E_F 1.44269504088896340736f
+#  define CUDART_LN2_F 0.69314718055994530942f
+#  define CUDART_LNT_F 2.30258509299404568402f
+#  define CUDART_PI 3.14159265358979323846
+#  define CUDART_PIO2 1.57079632679489661923
+#  define CUDART_SQRT_2PI 2.50662827463100050242
+#  define CUDART_L2E 1.44269504088896340736
+#  define CUDART_LN2 0.69314718055994530942
+#endif
+// end of portagpu_hip_compat.h

@@ -7,5 +7,4 @@ from portagpu.lint.cuda.checks import (  # noqa: F401
     library_use,
     tiled_partition,
     warp,
-    warpsize_constexpr,
 )

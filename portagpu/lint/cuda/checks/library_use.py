@@ -6,15 +6,19 @@ Data-driven from the rule's options:
   namespaces: C++ namespaces, e.g. ["cub"]
   prefixes:   C API name prefixes, e.g. ["cublas"]
 Each matching #include is reported; with no include in the source (a header
-pulled in elsewhere, or an embedded string), the first use of each API is.
+pulled in elsewhere, or an embedded string), the first use of each API is,
+except inside `#ifdef CUBLAS_API_H_`-style blocks: code that compiles only
+where the library's own header was included (helpers shared by many
+programs) does not make a file need the library.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.cuda.unit import CudaUnit, Hit, guarded_spans
 from portagpu.lint.cuda.registry import checker
 from portagpu.lint.model import Rule
 
@@ -44,6 +48,7 @@ def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     if any_include:
         return
     seen: set[str] = set()
+    conditional = _library_conditionals(unit, prefixes)
     if namespaces:
         for node in unit.nodes("namespace_identifier"):
             name = text_of(node)
@@ -53,7 +58,18 @@ def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     if prefixes:
         for node in unit.nodes("identifier", "type_identifier"):
             name = text_of(node)
-            if name in seen or not name.startswith(prefixes):
+            if name in seen or not name.startswith(prefixes) or any(
+                    a <= node.start_byte < b for a, b in conditional):
                 continue
             seen.add(name)
             yield Hit(node.start_byte, node.end_byte, {"library": library, "what": name})
+
+
+def _library_conditionals(unit: CudaUnit, prefixes: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Spans of #if blocks whose condition names a macro of the library itself."""
+    if not prefixes or "#" not in unit.text:
+        return []
+    words = re.findall(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|elif)\b(.*)$", unit.text)
+    macros = {w for line in words for w in re.findall(r"\w+", line)
+              if any(p.lower() in w.lower() for p in prefixes)}
+    return guarded_spans(unit.text, tuple(sorted(macros))) if macros else []
