@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from portagpu.hipify_bridge.warp_fixes import ByteEdit
@@ -16,6 +15,7 @@ from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, call_args, callee_name
 
 TABLE = "hip_blockers.yaml"
+_HALF = re.compile(r"\b(?:__)?half2?\b")
 _NOT_CODE = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal",
                        "system_lib_string"})
 
@@ -37,12 +37,13 @@ class Blocker:
 @lru_cache(maxsize=1)
 def table() -> tuple[Blocker, ...]:
     import yaml
+    from portagpu.hipify_bridge.translation import package_text
 
-    text = resources.files("portagpu.hipify_bridge").joinpath(TABLE).read_text("utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return tuple(
         Blocker(b["id"], b["kind"], tuple(b["names"]), b["reason"], b["replacement"],
                 dict(b.get("shim") or {}), b.get("report", "each") == "once")
-        for b in yaml.safe_load(text)["blockers"]
+        for b in yaml.load(package_text(TABLE), Loader=loader)["blockers"]
     )
 
 
@@ -108,11 +109,27 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
             if field is None or obj is None or not blocker.matches(text_of(field)):
                 continue
             edit = None
-            if blocker.shim.get("member_to_free") and text_of(function)[len(text_of(obj)):][:1] == ".":
-                args = ", ".join(text_of(a) for a in call_args(call))
-                edit = ByteEdit(call.start_byte, call.end_byte,
-                                f"portagpu_{text_of(field)}({text_of(obj)}{', ' + args if args else ''})")
+            arglist = call.child_by_field_name("arguments")
+            if blocker.shim.get("member_to_free") and arglist is not None and text_of(
+                    function)[len(text_of(obj)):].lstrip().startswith("."):
+                # obj.name(args) -> portagpu_name(obj, args): two edits around obj and args
+                sep = ", " if call_args(call) else ""
+                edit = (ByteEdit(obj.start_byte, obj.start_byte, f"portagpu_{text_of(field)}("),
+                        ByteEdit(obj.end_byte, arglist.start_byte + 1, sep))
             out.append((call.start_byte, call.end_byte, f".{text_of(field)}()", edit))
+    elif blocker.kind == "vector_compound_operator":
+        out += _vector_operators(unit, blocker)
+    elif blocker.kind == "half_atomic":
+        # with half types in the file, every atomicAdd goes through the shim: its
+        # template forwards other types to atomicAdd, so templates over T = half work too
+        calls = unit.nodes("call_expression") if _HALF.search(unit.text) else []
+        for call in calls:
+            function = call.child_by_field_name("function")
+            if function is None or function.type != "identifier" or not blocker.matches(
+                    text_of(function)):
+                continue
+            edit = ByteEdit(function.start_byte, function.end_byte, blocker.shim["rename_to"])
+            out.append((call.start_byte, call.end_byte, text_of(function), edit))
     else:
         pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in blocker.names)
                              + rb")\b")
@@ -126,6 +143,41 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
     return out
 
 
+VECTOR_TYPE = re.compile(r"^(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$")
+
+
+def _vector_operators(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, Any]]:
+    """`operator+=(float3&, float3)`-style definitions: HIP's vector types have them."""
+    out = []
+    for node in unit.nodes("function_definition"):
+        declarator = node.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        name = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if name is None or "".join(text_of(name).split()) not in blocker.names:
+            continue
+        params = declarator.child_by_field_name("parameters").named_children
+        types = [text_of(p.child_by_field_name("type")) if p.child_by_field_name("type")
+                 is not None else "" for p in params]
+        if len(types) != 2 or not all(VECTOR_TYPE.match(t.strip()) for t in types) or (
+                types[0].strip() != types[1].strip()):
+            continue
+        start = node.start_byte
+        template = node.parent if node.parent is not None and node.parent.type == (
+            "template_declaration") else None
+        if template is not None:
+            start = template.start_byte
+        line_start = unit.index.data.rfind(b"\n", 0, start) + 1
+        if unit.index.data[line_start:start].strip():
+            continue  # shares its line with other code: leave it to the report
+        guard = "#if !(defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__))\n"
+        edits = (ByteEdit(line_start, line_start, guard), ByteEdit(node.end_byte, node.end_byte,
+                                                                    "\n#endif"))
+        out.append((node.start_byte, node.end_byte,
+                    f"{''.join(text_of(name).split())}({types[0]}, {types[1]})", edits))
+    return out
+
+
 def scan(unit: CudaUnit) -> BlockerScan:
     result = BlockerScan([], [], [])
     for blocker in table():
@@ -133,7 +185,8 @@ def scan(unit: CudaUnit) -> BlockerScan:
         if not found:
             continue
         shimmed = [edit for *_, edit in found if edit is not None]
-        result.edits += shimmed
+        for edit in shimmed:
+            result.edits += list(edit) if isinstance(edit, tuple) else [edit]
         define = blocker.shim.get("define")
         if shimmed and define and define not in result.defines:
             result.defines.append(define)

@@ -114,6 +114,7 @@ __device__ inline int portagpu_all32(M mask, int pred) { return __all_sync(stati
 #endif
 
 // --- CUDA constructs HIP lacks, where a HIP equivalent exists ---------------------
+
 // Cache-hinted loads/stores (__ldcs, __stcs, ...): the hint is dropped.
 template <typename T>
 __device__ inline T portagpu_load(const T* p) { return *p; }
@@ -129,6 +130,7 @@ __device__ inline void portagpu_store(T* p, T v) { *p = v; }
 #  define PORTAGPU_CG_SHIMS_DEFINED 1
 #  if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
 #    include <hip/hip_cooperative_groups.h>
+#    include <type_traits>
 // thread_block_tile::meta_group_rank()/meta_group_size() (CUDA 11) are absent in HIP 5.x.
 template <typename Tile>
 __device__ inline unsigned portagpu_meta_group_rank(const Tile& tile) {
@@ -139,6 +141,31 @@ template <typename Tile>
 __device__ inline unsigned portagpu_meta_group_size(const Tile& tile) {
   return (blockDim.x * blockDim.y * blockDim.z + tile.size() - 1) / tile.size();
 }
+// HIP 5.x tile shuffles take only integer/floating-point values: other types
+// (uint4, float3, structs) move 32 bits at a time within the tile.
+template <typename T>
+struct portagpu_words {
+  static constexpr unsigned count = (sizeof(T) + 3) / 4;
+};
+#    define PORTAGPU_TILE_SHUFFLE(NAME, BUILTIN)                                           \
+  template <typename Tile, typename T, typename A>                                         \
+  __device__ inline T NAME(const Tile& tile, T value, A arg) {                             \
+    if constexpr (std::is_integral<T>::value || std::is_floating_point<T>::value) {        \
+      return tile.BUILTIN(value, arg);                                                     \
+    } else {                                                                               \
+      int words[portagpu_words<T>::count] = {};                                            \
+      __builtin_memcpy(words, &value, sizeof(T));                                          \
+      for (unsigned i = 0; i < portagpu_words<T>::count; ++i)                              \
+        words[i] = __##BUILTIN(words[i], arg, tile.size());                                \
+      __builtin_memcpy(&value, words, sizeof(T));                                          \
+      return value;                                                                        \
+    }                                                                                      \
+  }
+PORTAGPU_TILE_SHUFFLE(portagpu_shfl, shfl)
+PORTAGPU_TILE_SHUFFLE(portagpu_shfl_up, shfl_up)
+PORTAGPU_TILE_SHUFFLE(portagpu_shfl_down, shfl_down)
+PORTAGPU_TILE_SHUFFLE(portagpu_shfl_xor, shfl_xor)
+#    undef PORTAGPU_TILE_SHUFFLE
 // cooperative_groups/reduce.h and scan.h do not exist in HIP: the same calls,
 // built on the tile's shuffles (a tile of up to one wavefront).
 namespace cooperative_groups {
@@ -186,6 +213,14 @@ template <typename Tile>
 __device__ inline unsigned portagpu_meta_group_rank(const Tile& tile) { return tile.meta_group_rank(); }
 template <typename Tile>
 __device__ inline unsigned portagpu_meta_group_size(const Tile& tile) { return tile.meta_group_size(); }
+template <typename Tile, typename T, typename A>
+__device__ inline T portagpu_shfl(const Tile& tile, T v, A a) { return tile.shfl(v, a); }
+template <typename Tile, typename T, typename A>
+__device__ inline T portagpu_shfl_up(const Tile& tile, T v, A a) { return tile.shfl_up(v, a); }
+template <typename Tile, typename T, typename A>
+__device__ inline T portagpu_shfl_down(const Tile& tile, T v, A a) { return tile.shfl_down(v, a); }
+template <typename Tile, typename T, typename A>
+__device__ inline T portagpu_shfl_xor(const Tile& tile, T v, A a) { return tile.shfl_xor(v, a); }
 #  endif
 #endif  // PORTAGPU_CG_SHIMS
 
@@ -216,4 +251,43 @@ __device__ inline unsigned portagpu_meta_group_size(const Tile& tile) { return t
 #  define CUDART_L2E 1.44269504088896340736
 #  define CUDART_LN2 0.69314718055994530942
 #endif
+// atomicAdd on __half / __half2 (absent in HIP 5.2): compare-and-swap on the
+// 32-bit word that holds the value; every other type goes to atomicAdd.
+#if defined(PORTAGPU_HALF_ATOMICS) && !defined(PORTAGPU_HALF_ATOMICS_DEFINED)
+#  define PORTAGPU_HALF_ATOMICS_DEFINED 1
+template <typename T, typename U>
+__device__ inline T portagpu_atomic_add(T* address, U value) { return atomicAdd(address, value); }
+#  if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#    include <hip/hip_fp16.h>
+__device__ inline __half portagpu_atomic_add(__half* address, __half value) {
+  unsigned* word = reinterpret_cast<unsigned*>(reinterpret_cast<size_t>(address) & ~size_t(3));
+  const unsigned shift = (reinterpret_cast<size_t>(address) & 2) ? 16u : 0u;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const __half sum = __hadd(__ushort_as_half(static_cast<unsigned short>(assumed >> shift)), value);
+    const unsigned bits = static_cast<unsigned>(__half_as_ushort(sum)) << shift;
+    old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | bits);
+  } while (assumed != old);
+  return __ushort_as_half(static_cast<unsigned short>(old >> shift));
+}
+__device__ inline __half2 portagpu_atomic_add(__half2* address, __half2 value) {
+  unsigned* word = reinterpret_cast<unsigned*>(address);
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    __half2 current;
+    __builtin_memcpy(&current, &assumed, 4);
+    const __half2 sum = __hadd2(current, value);
+    unsigned bits;
+    __builtin_memcpy(&bits, &sum, 4);
+    old = atomicCAS(word, assumed, bits);
+  } while (assumed != old);
+  __half2 previous;
+  __builtin_memcpy(&previous, &old, 4);
+  return previous;
+}
+#  endif
+#endif  // PORTAGPU_HALF_ATOMICS
+
 // end of portagpu_hip_compat.h

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_dir() -> Path:
@@ -26,17 +26,34 @@ def cache_dir() -> Path:
 
 
 def torch_version() -> str | None:
-    """torch's version from its metadata, without importing it."""
-    from importlib import metadata
+    """torch's version and a stamp of its hipify tables, without importing torch
+    (importlib.metadata scans every installed distribution: ~60 ms)."""
+    import importlib.util
 
     try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
         return None
+    if spec is None or not spec.origin:
+        return None
+    package = Path(spec.origin).parent
+    try:
+        text = (package / "version.py").read_text(encoding="utf-8")
+        tables = (package / "utils" / "hipify" / "cuda_to_hip_mappings.py").stat()
+    except OSError:
+        return None
+    match = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""", text)
+    version = match.group(1) if match else "unknown"
+    return f"{version}-{tables.st_size}-{tables.st_mtime_ns}"
 
 
-def build_pattern(table: dict[str, str]) -> re.Pattern[str]:
-    special = sorted((k for k in table if not re.fullmatch(r"\w+", k)), key=len, reverse=True)
+def special_names(table: dict[str, str]) -> list[str]:
+    """The names that are not plain identifiers, longest first."""
+    return sorted((k for k in table if not re.fullmatch(r"\w+", k)), key=len, reverse=True)
+
+
+def build_pattern(table: dict[str, str], special: list[str] | None = None) -> re.Pattern[str]:
+    special = special_names(table) if special is None else special
     alternatives = "|".join(re.escape(k) for k in special)
     return re.compile(rf"(?<=\W)(?:{alternatives}|\w+)(?=\W)" if alternatives
                       else r"(?<=\W)\w+(?=\W)")
@@ -52,12 +69,12 @@ def load(version: str | None = None) -> tuple[re.Pattern[str], dict[str, str]]:
     """(pattern, map): from the cache when it matches torch's version, else from
     torch (and the cache is written for next time; a read-only home is fine)."""
     version = version or torch_version()
-    path = cache_dir() / f"hipify-torch-{version}.json" if version else None
+    path = cache_dir() / f"hipify-torch-{version.split('-')[0]}.json" if version else None
     if path is not None:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("format") == FORMAT and data.get("torch") == version:
-                return build_pattern(data["map"]), data["map"]
+                return build_pattern(data["map"], data["special"]), data["map"]
         except (OSError, ValueError, KeyError, TypeError):
             pass
     table = _from_torch()
@@ -66,8 +83,8 @@ def load(version: str | None = None) -> tuple[re.Pattern[str], dict[str, str]]:
             from portagpu.fileio import write_atomic
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, json.dumps({"format": FORMAT, "torch": version,
-                                           "map": table}).encode("utf-8"))
+            write_atomic(path, json.dumps({"format": FORMAT, "torch": version, "map": table,
+                                           "special": special_names(table)}).encode("utf-8"))
         except OSError:
             pass
     return build_pattern(table), table

@@ -19,7 +19,7 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 def _body(text: str) -> str:
     """The translation without the inlined compat header."""
-    return text.split("#endif  // PORTAGPU_HIP_COMPAT_H\n", 1)[-1]
+    return text.split("// end of portagpu_hip_compat.h\n", 1)[-1]
 
 
 @pytest.fixture(scope="module")
