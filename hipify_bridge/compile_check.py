@@ -28,7 +28,8 @@ LIBRARY_HEADERS = {
     "hipcub/": "hipCUB", "hipblas": "hipBLAS", "rocblas": "rocBLAS", "miopen/": "MIOpen",
     "hiprand/": "hipRAND", "rocrand/": "rocRAND", "hipsparse": "hipSPARSE",
     "rocsparse": "rocSPARSE", "hipfft": "hipFFT", "rocfft": "rocFFT", "thrust/": "rocThrust",
-    "rocwmma/": "rocWMMA", "hipblaslt": "hipBLASLt",
+    "rocwmma/": "rocWMMA", "hipblaslt": "hipBLASLt", "nvtx3/roctracer": "roctracer (rocTX)",
+    "roctracer/": "roctracer (rocTX)",
 }
 PACKAGE_TOKENS = {
     "hipCUB": ("hipcub::", "cub::"), "hipBLAS": ("hipblas",), "rocBLAS": ("rocblas",),

@@ -9,6 +9,13 @@
 #  include <hip/hip_runtime.h>
 #endif
 
+// Compiling for an AMD GPU (hipcc or hiprtc, host or device pass)?
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || defined(__AMDGCN_WAVEFRONT_SIZE)
+#  define PORTAGPU_ON_AMD 1
+#else
+#  define PORTAGPU_ON_AMD 0
+#endif
+
 // Lanes per warp/wavefront as a compile-time constant, per target.
 #ifndef PORTAGPU_WARP_SIZE
 #  if defined(__AMDGCN_WAVEFRONT_SIZE)
@@ -29,10 +36,14 @@
 #  endif
 #endif
 
-// A mask with every lane set, 64 bits wide so HIP >= 6.3 accepts it; CUDA's
-// 32-bit mask parameters take its low half.
+// A mask with every lane set: 64 bits on HIP (HIP >= 6.3 wants a 64-bit mask),
+// 32 bits under nvcc (CUDA's masks are 32 bits).
 #ifndef PORTAGPU_FULL_MASK
-#  define PORTAGPU_FULL_MASK (~0ull)
+#  if PORTAGPU_ON_AMD
+#    define PORTAGPU_FULL_MASK (~0ull)
+#  else
+#    define PORTAGPU_FULL_MASK 0xffffffffu /* nvcc: CUDA's masks are 32 bits */
+#  endif
 #endif
 
 #if (defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)) && defined(HIP_VERSION) && \
@@ -78,7 +89,7 @@ __device__ inline void __syncwarp() { __builtin_amdgcn_wave_barrier(); }
 #ifndef PORTAGPU_LOGICAL_WARP_SIZE
 #  define PORTAGPU_LOGICAL_WARP_SIZE 32
 #endif
-#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#if PORTAGPU_ON_AMD
 // first lane of this lane's logical warp within the wavefront (0 or 32)
 __device__ inline unsigned portagpu_half_base() {
   return PORTAGPU_WARP_SIZE == 64 ? (__lane_id() & 32u) : 0u;
@@ -128,7 +139,7 @@ __device__ inline void portagpu_store(T* p, T v) { *p = v; }
 // for them (PORTAGPU_CG_SHIMS) still gets them.
 #if defined(PORTAGPU_CG_SHIMS) && !defined(PORTAGPU_CG_SHIMS_DEFINED)
 #  define PORTAGPU_CG_SHIMS_DEFINED 1
-#  if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#  if PORTAGPU_ON_AMD
 #    include <hip/hip_cooperative_groups.h>
 #    include <type_traits>
 // thread_block_tile::meta_group_rank()/meta_group_size() (CUDA 11) are absent in HIP 5.x.
@@ -257,7 +268,7 @@ __device__ inline T portagpu_shfl_xor(const Tile& tile, T v, A a) { return tile.
 #  define PORTAGPU_HALF_ATOMICS_DEFINED 1
 template <typename T, typename U>
 __device__ inline T portagpu_atomic_add(T* address, U value) { return atomicAdd(address, value); }
-#  if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#  if PORTAGPU_ON_AMD
 #    include <hip/hip_fp16.h>
 __device__ inline __half portagpu_atomic_add(__half* address, __half value) {
   unsigned* word = reinterpret_cast<unsigned*>(reinterpret_cast<size_t>(address) & ~size_t(3));

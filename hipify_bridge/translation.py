@@ -29,7 +29,15 @@ from portagpu.hipify_bridge.warp_fixes import FIXERS, ByteEdit, typed_warp
 from portagpu.hipify_bridge.warp_model import LOGICAL, NATIVE, WarpModels, choose_models
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, int_value, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    call_args,
+    callee_name,
+    enclosing_function,
+    int_value,
+    unwrap,
+)
 from portagpu.cuda.warp import FINDERS
 from portagpu.cuda.warp.common import SHUFFLES, is_full_mask_32
 
@@ -265,11 +273,8 @@ class _Plan:
 
     def _in_function(self, start: int) -> bool:
         node = self.unit.root.descendant_for_byte_range(start, start + 1)
-        while node is not None:
-            if node.type == "function_definition":
-                return True
-            node = node.parent
-        return False
+        return node is not None and (node.type == "function_definition"
+                                     or enclosing_function(node) is not None)
 
     def constant_uses(self) -> None:
         """Native functions read a kept-at-32 warp constant as PORTAGPU_WARP_SIZE."""

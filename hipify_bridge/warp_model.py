@@ -30,6 +30,7 @@ from portagpu.cuda.unit import (
     call_args,
     callee_name,
     declared_names,
+    enclosing_function,
     int_value,
     parse_int,
     strip_comments,
@@ -291,7 +292,7 @@ def warp_constants(key: str, unit: CudaUnit) -> list[WarpConstant]:
             found.append(WarpConstant(key, text_of(name), node, None,
                                       (start, value.start_byte + match.end()), parsed[1]))
     for decl in unit.nodes("declaration"):
-        if _inside_function(decl):
+        if enclosing_function(decl) is not None:
             continue
         for name, init in declared_names(decl):
             if init is not None and WARP_CONSTANT_NAME.match(name) and _literal_32(init):
@@ -300,15 +301,6 @@ def warp_constants(key: str, unit: CudaUnit) -> list[WarpConstant]:
                                           (literal.start_byte, literal.end_byte),
                                           int_value(literal)[1]))
     return found
-
-
-def _inside_function(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("function_definition", "lambda_expression"):
-            return True
-        parent = parent.parent
-    return False
 
 
 def _derived_macros(units: Mapping[str, CudaUnit], names: set[str]) -> dict[str, str]:
