@@ -163,8 +163,13 @@ def discover(
                 # a folder named on the command line is linted even if a
                 # parent's .gitignore hides it (as ruff does)
                 ignores = _Ignores()
+        walk_user = user
+        if user.ignored(path, True):
+            # a folder the config excludes, named on the command line: lint
+            # what is inside (ruff's behaviour; --force-exclude keeps it out)
+            walk_user = _Ignores()
         where = _Where(path, os.path.realpath(path), shown, cwd)
-        yield from _walk(where, ignores, user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
+        yield from _walk(where, ignores, walk_user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
 
 
 @dataclass(frozen=True)
