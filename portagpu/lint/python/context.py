@@ -58,6 +58,7 @@ class Context:
         self.test_depth = 0  # > 0 while inside an if/while/assert/ternary test
         self._catching: list[frozenset[str]] = []  # exceptions caught around us
         self.old_path = 0  # > 0 inside the old-version branch of a version check
+        self.memo: dict[str, Any] = {}  # per-file caches of checkers
         self.findings: list[Finding] = []
         self._seen: set[tuple[int, int, str]] = set()
 
@@ -111,6 +112,22 @@ class Context:
             if found is not None:
                 return found
         return None
+
+    def assigned_values(self, name: ast.Name) -> list[ast.expr]:
+        """Every value assigned to `name` anywhere in its function (branches
+        included), else at module level: what a variable may hold."""
+        scopes = [s for s in reversed(self.stack) if isinstance(s, _FUNCTIONS)][:1]
+        for scope in (*scopes, self.tree):
+            nodes = ast.walk(scope) if scope is not self.tree else iter(scope.body)
+            found = [
+                node.value
+                for node in nodes
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)
+            ]
+            if found:
+                return found
+        return []
 
     # -- reporting ------------------------------------------------------------
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:

@@ -6,7 +6,8 @@ import ast
 import re
 
 from portagpu.lint.model import Edit, Fix, Rule
-from portagpu.lint.python.checkers.common import const_str, module_matches
+from portagpu.lint.python import guards
+from portagpu.lint.python.checkers.common import const_str, last_name, module_matches
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -27,6 +28,8 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
 @checker("nvidia_only_import", ast.Import, ast.ImportFrom)
 def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """Import of an NVIDIA-only telemetry module in a file with no AMD path."""
+    if guards.path_cover(ctx.path) >= guards.EVERY:
+        return  # the module is the NVIDIA backend itself (gpustat/nvml.py, backends/nvidia/)
     modules = rule.options.get("modules", [])
     for name in _imported_modules(node):
         found = module_matches(name, modules)
@@ -36,21 +39,38 @@ def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
 
 
-def _command_head(arg: ast.AST | None) -> str | None:
-    """First word of a command given as a string or a list/tuple of strings."""
-    text = const_str(arg)
-    if text is None and isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
-        text = const_str(arg.elts[0])
-    if text is None and isinstance(arg, ast.JoinedStr) and arg.values:
-        text = const_str(arg.values[0])
-    if not text:
-        return None
-    head = text.strip().split(None, 1)
-    return head[0] if head else None
+def _command_heads(ctx: Context, arg: ast.AST | None) -> list[str]:
+    """Possible first words of a command given as a string, a list/tuple of
+    strings, an f-string, `cmd.split()` / `shlex.split(cmd)`, or a variable
+    holding one of these (every string assigned to it in its scope)."""
+    if isinstance(arg, ast.Call) and (last_name(arg.func) or "") == "split":
+        arg = arg.func.value if isinstance(arg.func, ast.Attribute) and not arg.args else (arg.args or [None])[0]
+    if isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
+        arg = arg.elts[0]
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        arg = arg.values[0]
+    values = [arg] if not isinstance(arg, ast.Name) else ctx.assigned_values(arg)
+    heads = []
+    for value in values:
+        text = const_str(value)
+        if text is None and isinstance(value, ast.BinOp):  # "%s\\nvidia-smi.exe" % drive
+            text = const_str(value.left)
+        words = (text or "").strip().split(None, 1)
+        if words:
+            heads.append(words[0])
+    return heads
+
+
+def _command_name(head: str) -> str:
+    name = head.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name[:-4] if name.endswith(".exe") else name
 
 
 @checker("nvidia_smi_subprocess", ast.Call)
 def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """nvidia-smi run through subprocess/os, also through a variable. Handling
+    its failure (`except FileNotFoundError: return []`) is not an AMD path:
+    AMD GPUs still go unseen."""
     qual = ctx.qualify(node.func)
     if qual not in rule.options.get("process_functions", ()):
         return
@@ -59,13 +79,14 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
         if node.args
         else next((k.value for k in node.keywords if k.arg == "args"), None)
     )
-    head = _command_head(arg)
-    if head is None or head.rsplit("/", 1)[-1] not in rule.options.get("commands", ()):
-        return
-    if ctx.catches("OSError", "FileNotFoundError"):
-        return  # a missing nvidia-smi is already handled
-    if not _has_amd_path(ctx, rule):
-        ctx.report(rule, node, Fix("suggestion", rule.replacement), command=head)
+    commands = rule.options.get("commands", ())
+    head = next((h for h in _command_heads(ctx, arg) if _command_name(h) in commands), None)
+    if head is not None and not _has_amd_path(ctx, rule):
+        ctx.report(rule, node, Fix("suggestion", rule.replacement), command=_command_name(head))
+
+
+def _is_all(target: ast.AST) -> bool:
+    return isinstance(target, ast.Name) and target.id == "__all__"
 
 
 _REQUIREMENT = re.compile(r"^\s*pynvml\s*(?:$|[<>=!~;\[ ])")
@@ -80,6 +101,9 @@ def deprecated_pynvml(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
         if not isinstance(ctx.parent(), (ast.List, ast.Tuple, ast.Set)):
             return  # a requirement list such as install_requires=[...]
+        owner = ctx.parent(2)
+        if isinstance(owner, ast.Assign) and any(_is_all(t) for t in owner.targets):
+            return  # __all__ = ["pynvml", ...] names a module attribute
         fix = Fix("suggestion", "Depend on nvidia-ml-py (same `pynvml` import name)")
         if value.strip() == "pynvml":
             quote = ctx.text_of(node)[:1]
