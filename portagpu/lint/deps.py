@@ -58,8 +58,7 @@ def has_rocm_story(text: str) -> bool:
 def vendor_file(path: str) -> bool:
     """Named for CUDA itself, or next to a file named for AMD: per-vendor lists."""
     folder, base = os.path.split(path)
-    stem = os.path.splitext(base)[0].lower()
-    if _CUDA_NAMED.search(stem) or _CUDA_NAMED.search(os.path.basename(folder).lower()):
+    if _CUDA_NAMED.search(os.path.splitext(base)[0].lower()):
         return True
     try:
         siblings = os.listdir(folder or ".")

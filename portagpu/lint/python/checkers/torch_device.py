@@ -346,10 +346,21 @@ def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | No
     return ast.dump(target), _device_literal(ctx, body[0].value)
 
 
+def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
+    if ctx.qualify(getattr(test, "func", None) or test) == "torch.cuda.is_available":
+        return True
+    value = ctx.assigned_value(test) if isinstance(test, ast.Name) else None
+    return value is not None and any(
+        isinstance(sub, ast.Call) and ctx.qualify(sub.func) == "torch.cuda.is_available"
+        for sub in ast.walk(value)
+    )
+
+
 @checker("cuda_or_cpu_choice", ast.IfExp, ast.If)
 def cuda_or_cpu_choice(node: ast.IfExp | ast.If, ctx: Context, rule: Rule) -> None:
-    """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS."""
-    if ctx.qualify(getattr(node.test, "func", None) or node.test) != "torch.cuda.is_available":
+    """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS (also
+    through a flag: `cuda = torch.cuda.is_available()` ... `if cuda`)."""
+    if not _is_cuda_available(ctx, node.test):
         return
     if isinstance(node, ast.IfExp):
         chosen = (_device_literal(ctx, node.body), _device_literal(ctx, node.orelse))
