@@ -23,6 +23,7 @@ from portagpu.lint.model import Finding, Fix, LintSettings, Rule
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
 _ROCM_WORD = re.compile(r"rocm|(?:^|[^a-z])hip(?:$|[^a-z])|amdgpu|migraphx", re.IGNORECASE)
 _CUDA_NAMED = re.compile(r"(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia)(?:$|[^a-z])")
+_AMD_NAMED = re.compile(r"(?:^|[^a-z])(?:rocm|hip|amd)(?:$|[^a-z])")
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,9 @@ def vendor_file(path: str) -> bool:
     except OSError:
         return False
     return any(
-        name != base and _ROCM_WORD.search(os.path.splitext(name)[0]) and name.endswith(base[-4:])
+        name != base
+        and _AMD_NAMED.search(os.path.splitext(name)[0].lower())
+        and name.endswith(base[-4:])
         for name in siblings
     )
 

@@ -124,9 +124,9 @@ def _check_notebook(check: Checker, text: str, path: str, rules: Sequence[Rule],
     book = notebook.unwrap(text)
     findings = notebook.to_file(book, _check_module(check, book.text, path, "python", rules, settings))
     by_id = {r.id: r for r in rules}
-    for place, message, _col in book.errors:
+    for place, message, col in book.errors:
         found = meta.meta_finding(meta.SYNTAX_ERROR, path, message, line=place.raw_line, rules=by_id)
-        findings.append(replace(found, cell=(place.cell, place.line)))
+        findings.append(replace(found, cell=(place.cell, place.line, col)))
     return findings
 
 

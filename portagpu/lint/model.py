@@ -81,8 +81,8 @@ class Finding:
     message: str
     severity: Severity = "warning"
     fix: Fix | None = None
-    # notebooks: (cell number, line in that cell); line/col stay positions in the .ipynb text
-    cell: tuple[int, int] | None = None
+    # notebooks: (cell number, line, column in that cell); line/col stay positions in the .ipynb text
+    cell: tuple[int, int, int] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)

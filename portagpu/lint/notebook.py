@@ -3,7 +3,7 @@
 (`!pip ...`, `%cd`, `x = !ls`, `%%bash` cells) are left out, and findings are
 mapped back to the .ipynb file: `line`/`col` are positions in the file's own
 text (what SARIF and GitHub annotations need), `cell` is (cell number, line
-in the cell) for people (`nb.ipynb:cell 3:2:5`).
+and column in the cell) for people (`nb.ipynb:cell 3:2:5`, as ruff prints).
 
 Fixes edit the JSON text inside a cell's source string, escaped as the file
 escapes it, so the notebook stays valid JSON; a fix that spans lines or a cell
@@ -225,7 +225,7 @@ def to_file(book: Notebook, findings: Iterable[Finding]) -> list[Finding]:
         if (end.raw_line, end_col) < (start.raw_line, col):
             end_col = col + 1
         out.append(replace(f, line=start.raw_line, col=col, end_line=end.raw_line, end_col=end_col,
-                           fix=_fix(book, f.fix), cell=(start.cell, start.line)))  # fmt: skip
+                           fix=_fix(book, f.fix), cell=(start.cell, start.line, f.col)))  # fmt: skip
     return out
 
 

@@ -50,7 +50,7 @@ def _fixable(finding: Finding) -> bool:
 def _where(f: Finding, sep: str = ":") -> str:
     """line:col, or `cell N:line:col` in a notebook (as ruff prints it)."""
     if f.cell is not None:
-        return f"cell {f.cell[0]}{sep}{f.cell[1]}{sep}{f.col}"
+        return f"cell {f.cell[0]}{sep}{f.cell[1]}{sep}{f.cell[2]}"
     return f"{f.line}{sep}{f.col}"
 
 
@@ -116,7 +116,7 @@ def finding_json(f: Finding, rules: dict[str, Rule]) -> dict:
         "severity": f.severity,
         "targets": list(rule.targets) if rule else [],
         "fix": _fix_json(f.fix),
-        **({"cell": {"number": f.cell[0], "line": f.cell[1]}} if f.cell is not None else {}),
+        **({"cell": {"number": f.cell[0], "line": f.cell[1], "column": f.cell[2]}} if f.cell is not None else {}),
     }
 
 

@@ -154,6 +154,18 @@ class Context:
             _, _, end_line, end_col = self.span(end)
         return Edit(line, col, end_line, end_col, content)
 
+    def _chain_anchor(self, node: ast.AST) -> tuple[int, int] | None:
+        """On a chain spanning lines (`model = (Net()\\n    .cuda())`), the
+        line and column of the offending attribute, not of the chain's start."""
+        attr = node.func if isinstance(node, ast.Call) else node
+        if not isinstance(attr, ast.Attribute) or attr.end_lineno in (None, node.lineno):
+            return None
+        line = attr.end_lineno
+        text = self.source.line(line)
+        end = self.source.char_col(line, attr.end_col_offset or 0)
+        start = text.rfind(attr.attr, 0, end)
+        return (line, start + 1) if start >= 0 else None
+
     def guarded(self, rule: Rule) -> bool:
         if not self.cover:
             return False
@@ -176,6 +188,7 @@ class Context:
         if respect_guards and self.guarded(rule):
             return
         line, col, end_line, end_col = self.span(node)
+        line, col = self._chain_anchor(node) or (line, col)
         key = (line, col, rule.id)
         if key in self._seen:
             return

@@ -39,26 +39,25 @@ def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
 
 
-def _command_heads(ctx: Context, arg: ast.AST | None) -> list[str]:
+def _command_heads(ctx: Context, arg: ast.AST | None, depth: int = 0) -> list[str]:
     """Possible first words of a command given as a string, a list/tuple of
     strings, an f-string, `cmd.split()` / `shlex.split(cmd)`, or a variable
-    holding one of these (every string assigned to it in its scope)."""
+    holding one of these (every value assigned to it in its scope)."""
     if isinstance(arg, ast.Call) and (last_name(arg.func) or "") == "split":
         arg = arg.func.value if isinstance(arg.func, ast.Attribute) and not arg.args else (arg.args or [None])[0]
     if isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
         arg = arg.elts[0]
     if isinstance(arg, ast.JoinedStr) and arg.values:
         arg = arg.values[0]
-    values = [arg] if not isinstance(arg, ast.Name) else ctx.assigned_values(arg)
-    heads = []
-    for value in values:
-        text = const_str(value)
-        if text is None and isinstance(value, ast.BinOp):  # "%s\\nvidia-smi.exe" % drive
-            text = const_str(value.left)
-        words = (text or "").strip().split(None, 1)
-        if words:
-            heads.append(words[0])
-    return heads
+    if isinstance(arg, ast.Name):
+        if depth > 2:
+            return []
+        return [h for value in ctx.assigned_values(arg) for h in _command_heads(ctx, value, depth + 1)]
+    text = const_str(arg)
+    if text is None and isinstance(arg, ast.BinOp):  # "%s\\nvidia-smi.exe" % drive
+        text = const_str(arg.left)
+    words = (text or "").strip().split(None, 1)
+    return words[:1]
 
 
 def _command_name(head: str) -> str:
