@@ -10,8 +10,8 @@ out_dir = "out"
 backend = "nccl"  # expect: PG112
 device = "cuda"  # expect: PG103
 dtype = (
-    "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
-)  # expect: PG111
+    "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"  # expect: PG111
+)
 
 ddp = int(os.environ.get("RANK", -1)) != -1
 if ddp:
