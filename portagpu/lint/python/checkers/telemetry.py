@@ -25,14 +25,23 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 @checker("nvidia_only_import", ast.Import, ast.ImportFrom)
 def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """Import of an NVIDIA-only telemetry module in a file with no AMD path."""
     if guards.path_cover(ctx.path) >= guards.EVERY:
         return  # the module is the NVIDIA backend itself (gpustat/nvml.py, backends/nvidia/)
     modules = rule.options.get("modules", [])
-    for name in _imported_modules(node):
+    names = _imported_modules(node)
+    if isinstance(node, ast.ImportFrom):
+        names += [alias.name for alias in node.names]  # `from pkg.nvml import pynvml as N`
+    parts = set(re.split(r"[\\/]", ctx.path)[:-1])
+    for name in names:
         found = module_matches(name, modules)
+        if found and found.split(".")[0] in parts and name.split(".")[0] == found.split(".")[0]:
+            continue  # the tool's own package importing itself (gpustat/core.py: `from gpustat import util`)
         if found:
             if not _has_amd_path(ctx, rule):
                 ctx.report(rule, node, Fix("suggestion", rule.replacement), module=found)
@@ -53,11 +62,25 @@ def _command_heads(ctx: Context, arg: ast.AST | None, depth: int = 0) -> list[st
         if depth > 2:
             return []
         return [h for value in ctx.assigned_values(arg) for h in _command_heads(ctx, value, depth + 1)]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
+        return _helper_commands(ctx, arg.func.id)  # [_nvidia_smi(), "--query-gpu=..."]
     text = const_str(arg)
     if text is None and isinstance(arg, ast.BinOp):  # "%s\\nvidia-smi.exe" % drive
         text = const_str(arg.left)
     words = (text or "").strip().split(None, 1)
     return words[:1]
+
+
+def _helper_commands(ctx: Context, name: str) -> list[str]:
+    """Commands a module-level helper returns (`def _nvidia_smi(): ... return "nvidia-smi"`):
+    the first word of every string constant in it."""
+    helper = next(
+        (n for n in ctx.tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None
+    )
+    if helper is None:
+        return []
+    texts = (const_str(n) or const_str(getattr(n, "left", None)) for n in ast.walk(helper))
+    return [t.strip().split(None, 1)[0] for t in texts if t and t.strip()]
 
 
 def _command_name(head: str) -> str:
@@ -80,8 +103,19 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
     )
     commands = rule.options.get("commands", ())
     head = next((h for h in _command_heads(ctx, arg) if _command_name(h) in commands), None)
-    if head is not None and not _has_amd_path(ctx, rule):
+    if head is not None and not _amd_path_around(ctx, rule):
         ctx.report(rule, node, Fix("suggestion", rule.replacement), command=_command_name(head))
+
+
+def _amd_path_around(ctx: Context, rule: Rule) -> bool:
+    """An AMD path on the way to this call: in its outermost function or class
+    (the AMD CPU-affinity code elsewhere in the module does not count), or in
+    the module when the call is at top level."""
+    outer = next((n for n in ctx.stack if isinstance(n, _SCOPES)), None)
+    if outer is None:
+        return _has_amd_path(ctx, rule)
+    text = ctx.text_of(outer)
+    return any(marker in text for marker in rule.options.get("amd_markers", ()))
 
 
 def _is_all(target: ast.AST) -> bool:
