@@ -26,6 +26,7 @@ _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 _FALLBACK_ERRORS = frozenset(("ImportError", "ModuleNotFoundError", "AttributeError"))
+_ASSIGNED = re.compile(r"\s*(\w+)\s*(?::[^=]*)?=(?!=)")
 
 
 class _Fields(dict):
@@ -292,6 +293,8 @@ class Context:
 
     def _probe_value(self, name: ast.Name) -> ast.expr | None:
         """What a name in a test was assigned, if that is a torch.cuda probe."""
+        if name.id not in self._cuda_assigned():
+            return None  # cheap pre-check: the name is never assigned on a "cuda" line
         value = self.assigned_value(name)
         if value is None:
             return None
@@ -299,6 +302,19 @@ class Context:
             if isinstance(sub, ast.Attribute) and (self.qualify(sub) or "").startswith("torch.cuda."):
                 return value
         return None
+
+    def _cuda_assigned(self) -> frozenset[str]:
+        names = self.memo.get("cuda_assigned")
+        if names is None:
+            names = frozenset(
+                m.group(1)
+                for line in self.source.lines
+                if "cuda" in line and "=" in line
+                for m in [_ASSIGNED.match(line)]
+                if m
+            )
+            self.memo["cuda_assigned"] = names
+        return names
 
     def _branch(self, node, old: bool, visit) -> None:
         self.old_path += old

@@ -18,7 +18,9 @@ _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)
 @checker("nvidia_pinned_dependency", ast.Constant)
 def nvidia_pinned_dependency(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     value = node.value
-    if not isinstance(value, str) or os.path.basename(ctx.path) != "setup.py":
+    if not isinstance(value, str) or not ctx.path.endswith("setup.py"):
+        return
+    if os.path.basename(ctx.path) != "setup.py":
         return
     if not isinstance(ctx.parent(), _CONTAINERS):
         return  # a requirement sits in a list, a dict of extras or a keyword
