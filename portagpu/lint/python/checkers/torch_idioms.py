@@ -24,6 +24,8 @@ def torch_cuda_tensor_type(node: ast.AST, ctx: Context, rule: Rule) -> None:
     dtype = rule.options.get("types", {}).get(qual[len("torch.cuda.") :])
     if dtype is None or isinstance(ctx.parent(), ast.Attribute):
         return  # a longer chain is reported where it ends
+    if isinstance(ctx.parent(), (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return  # a table of tensor types (type checks, dispatch maps) uses none of them
     replacement = f"dtype={dtype}, device=device"
     if isinstance(ctx.parent(), ast.Call) and ctx.parent().func is not node:  # type: ignore[union-attr]
         replacement = f"x.to(device, {dtype})"  # x.type(torch.cuda.HalfTensor)
