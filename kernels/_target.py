@@ -53,7 +53,7 @@ def _gpu_target(index: int) -> Target:
         pass
     import torch
 
-    props = torch.cuda.get_device_properties(index)
+    props = torch.cuda.get_device_properties(index)  # noqa: PG101 - only called for a cuda/rocm device
     amd = bool(getattr(torch.version, "hip", None))
     return Target("amd" if amd else "nvidia", "rocm" if amd else "cuda", props.name,
                   getattr(props, "warp_size", 64 if amd else 32), props.multi_processor_count)
