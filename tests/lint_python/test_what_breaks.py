@@ -50,8 +50,8 @@ def test_nccl_and_visible_devices_are_target_aware() -> None:
         "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
         "dist.init_process_group(backend='nccl')\n"
     )
-    assert _codes(code, targets=("rocm",)) == [(3, "PG113")]  # RCCL answers to "nccl" on ROCm
-    assert _codes(code, targets=("cpu",)) == [(4, "PG112")]
+    assert _codes(code, targets=("rocm",)) == [(3, "PG803")]  # RCCL answers to "nccl" on ROCm
+    assert _codes(code, targets=("cpu",)) == [(4, "PG801")]
 
 
 def test_version_gated_code_is_the_old_path() -> None:

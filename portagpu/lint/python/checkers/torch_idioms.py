@@ -1,6 +1,7 @@
-"""PG109-PG111, PG113: torch idioms found in real training code that only work
-on CUDA (typed tensor classes, "cuda"-or-"cpu" device types, a bf16 check
-that picks float16 elsewhere, CUDA_VISIBLE_DEVICES with no HIP path)."""
+"""PG109-PG111: torch idioms found in real training code that only work on
+CUDA (typed tensor classes, "cuda"-or-"cpu" device types, a bf16 check that
+picks float16 elsewhere). Hard-coded NCCL and CUDA_VISIBLE_DEVICES are the
+distributed family's (PG801, PG803)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import ast
 
 from portagpu.lint.model import Fix, Rule
 from portagpu.lint.python.checkers.common import const_str
-from portagpu.lint.python.checkers.torch_device import _env_key
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -142,16 +142,3 @@ def bf16_check_picks_fp16(node: ast.AST, ctx: Context, rule: Rule) -> None:
         if not _is_fp16(ctx, other):
             return
     ctx.report(rule, call, Fix("suggestion", rule.replacement), call=_BF16_CALL)
-
-
-@checker("cuda_visible_devices", ast.Assign, ast.Call)
-def cuda_visible_devices(node: ast.AST, ctx: Context, rule: Rule) -> None:
-    key = _env_key(node, ctx)
-    if key is None:
-        return
-    name = const_str(key)
-    if name is None and isinstance(key, ast.Constant):
-        name = key.value
-    if name != "CUDA_VISIBLE_DEVICES" or ctx.text_mentions(*rule.options.get("hip_markers", ())):
-        return
-    ctx.report(rule, node, Fix("suggestion", rule.replacement))

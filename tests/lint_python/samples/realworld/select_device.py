@@ -9,9 +9,9 @@ import torch
 def select_device(device="", batch_size=None):
     cpu = device.lower() == "cpu"
     if cpu:
-        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # expect: PG113
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # expect: PG803
     elif device:
-        os.environ["CUDA_VISIBLE_DEVICES"] = device  # expect: PG113
+        os.environ["CUDA_VISIBLE_DEVICES"] = device  # expect: PG803
         assert torch.cuda.is_available(), f"CUDA unavailable, invalid device {device} requested"
     cuda = not cpu and torch.cuda.is_available()
     if cuda:

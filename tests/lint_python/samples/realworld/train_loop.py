@@ -7,7 +7,7 @@ import torch
 from torch.distributed import init_process_group
 
 out_dir = "out"
-backend = "nccl"  # expect: PG112
+backend = "nccl"
 device = "cuda"  # expect: PG103
 dtype = (
     "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"  # expect: PG111
@@ -15,7 +15,7 @@ dtype = (
 
 ddp = int(os.environ.get("RANK", -1)) != -1
 if ddp:
-    init_process_group(backend=backend)
+    init_process_group(backend=backend)  # expect: PG801
     local_rank = int(os.environ["LOCAL_RANK"])
     device = f"cuda:{local_rank}"  # expect: PG103
     torch.cuda.set_device(device)  # expect: PG101
