@@ -110,6 +110,11 @@ def _word_cover(name: str) -> frozenset[str]:
     return NONE
 
 
+def words_of(name: str) -> tuple[str, ...]:
+    """`run_cmd` -> (run, cmd); `execCommand` -> (exec, command)."""
+    return _words(name)
+
+
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:

@@ -94,15 +94,22 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
     its failure (`except FileNotFoundError: return []`) is not an AMD path:
     AMD GPUs still go unseen."""
     qual = ctx.qualify(node.func)
+    wrapper = False
     if qual not in rule.options.get("process_functions", ()):
-        return
+        # a project's own runner (run_cmd("nvidia-smi -L"), self.execute([...])): the
+        # command must then be spelled out at the call
+        words = set(guards.words_of(last_name(node.func) or ""))
+        if not words & set(rule.options.get("runner_words", ())):
+            return
+        wrapper = True
     arg = (
         node.args[0]
         if node.args
         else next((k.value for k in node.keywords if k.arg == "args"), None)
     )
     commands = rule.options.get("commands", ())
-    head = next((h for h in _command_heads(ctx, arg) if _command_name(h) in commands), None)
+    heads = _command_heads(ctx, arg) if not wrapper or not isinstance(arg, ast.Name) else []
+    head = next((h for h in heads if _command_name(h) in commands), None)
     if head is not None and not _amd_path_around(ctx, rule):
         ctx.report(rule, node, Fix("suggestion", rule.replacement), command=_command_name(head))
 
