@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['case']:40} {row['file_1000_lines_s']:>12.3f}s {row['tree_s']:>8.2f}s "
               f"{row['tree_s_per_1000_lines']:>13.3f}s")
     if torch_import_s is not None:
-        print(f"one-time import of PyTorch's hipify tables: {torch_import_s:.2f} s")
+        print(f"loading PyTorch's hipify tables (from the per-version cache after the "
+              f"first run): {torch_import_s:.2f} s")
     small = startup(args.repeat)
     small_ok = small["cpu_s"] <= TARGET_SMALL_FILE_S
     print(f"one small file (60 lines), fresh `portagpu hipify` process: {small['wall_s']:.3f} s "
