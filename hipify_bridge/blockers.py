@@ -16,8 +16,9 @@ from portagpu.cuda.unit import CudaUnit, call_args, callee_name
 
 TABLE = "hip_blockers.yaml"
 _HALF = re.compile(r"\b(?:__)?half2?\b")
-_NOT_CODE = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal",
-                       "system_lib_string"})
+_NOT_CODE = frozenset(
+    {"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"}
+)
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,15 @@ def table() -> tuple[Blocker, ...]:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return tuple(
-        Blocker(b["id"], b["kind"], tuple(b["names"]), b["reason"], b["replacement"],
-                dict(b.get("shim") or {}), b.get("report", "each") == "once")
+        Blocker(
+            b["id"],
+            b["kind"],
+            tuple(b["names"]),
+            b["reason"],
+            b["replacement"],
+            dict(b.get("shim") or {}),
+            b.get("report", "each") == "once",
+        )
         for b in yaml.load(package_text(TABLE), Loader=loader)["blockers"]
     )
 
@@ -82,11 +90,17 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
             end = node.end_byte - (1 if node.text.endswith(b"\n") else 0)
             edit = None
             if blocker.shim.get("drop_include"):
-                edit = ByteEdit(node.start_byte, end, f"// portagpu hipify: <{header}> is "
-                                "provided by portagpu_hip_compat.h")
+                edit = ByteEdit(
+                    node.start_byte,
+                    end,
+                    f"// portagpu hipify: <{header}> is provided by portagpu_hip_compat.h",
+                )
             elif blocker.shim.get("guard_include"):
-                edit = ByteEdit(node.start_byte, end, f"#if __has_include(<{header}>)\n"
-                                f"{text_of(node).strip()}\n#endif")
+                edit = ByteEdit(
+                    node.start_byte,
+                    end,
+                    f"#if __has_include(<{header}>)\n{text_of(node).strip()}\n#endif",
+                )
             out.append((node.start_byte, end, f"#include <{header}>", edit))
     elif blocker.kind == "call":
         for call in unit.nodes("call_expression"):
@@ -96,8 +110,11 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
                 continue
             new = _new_name(blocker, name)
             target = function if function.type == "identifier" else None
-            edit = ByteEdit(target.start_byte, target.end_byte, new) if (
-                new is not None and target is not None) else None
+            edit = (
+                ByteEdit(target.start_byte, target.end_byte, new)
+                if (new is not None and target is not None)
+                else None
+            )
             out.append((call.start_byte, call.end_byte, name, edit))
     elif blocker.kind == "member":
         for call in unit.nodes("call_expression"):
@@ -110,12 +127,17 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
                 continue
             edit = None
             arglist = call.child_by_field_name("arguments")
-            if blocker.shim.get("member_to_free") and arglist is not None and text_of(
-                    function)[len(text_of(obj)):].lstrip().startswith("."):
+            if (
+                blocker.shim.get("member_to_free")
+                and arglist is not None
+                and text_of(function)[len(text_of(obj)) :].lstrip().startswith(".")
+            ):
                 # obj.name(args) -> portagpu_name(obj, args): two edits around obj and args
                 sep = ", " if call_args(call) else ""
-                edit = (ByteEdit(obj.start_byte, obj.start_byte, f"portagpu_{text_of(field)}("),
-                        ByteEdit(obj.end_byte, arglist.start_byte + 1, sep))
+                edit = (
+                    ByteEdit(obj.start_byte, obj.start_byte, f"portagpu_{text_of(field)}("),
+                    ByteEdit(obj.end_byte, arglist.start_byte + 1, sep),
+                )
             out.append((call.start_byte, call.end_byte, f".{text_of(field)}()", edit))
     elif blocker.kind == "vector_compound_operator":
         out += _vector_operators(unit, blocker)
@@ -125,14 +147,18 @@ def _occurrences(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, str, 
         calls = unit.nodes("call_expression") if _HALF.search(unit.text) else []
         for call in calls:
             function = call.child_by_field_name("function")
-            if function is None or function.type != "identifier" or not blocker.matches(
-                    text_of(function)):
+            if (
+                function is None
+                or function.type != "identifier"
+                or not blocker.matches(text_of(function))
+            ):
                 continue
             edit = ByteEdit(function.start_byte, function.end_byte, blocker.shim["rename_to"])
             out.append((call.start_byte, call.end_byte, text_of(function), edit))
     else:
-        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in blocker.names)
-                             + rb")\b")
+        pattern = re.compile(
+            rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in blocker.names) + rb")\b"
+        )
         for match in pattern.finditer(unit.index.data):
             if not _in_code(unit, match.start()):
                 continue
@@ -157,24 +183,42 @@ def _vector_operators(unit: CudaUnit, blocker: Blocker) -> list[tuple[int, int, 
         if name is None or "".join(text_of(name).split()) not in blocker.names:
             continue
         params = declarator.child_by_field_name("parameters").named_children
-        types = [text_of(p.child_by_field_name("type")) if p.child_by_field_name("type")
-                 is not None else "" for p in params]
-        if len(types) != 2 or not all(VECTOR_TYPE.match(t.strip()) for t in types) or (
-                types[0].strip() != types[1].strip()):
+        types = [
+            text_of(p.child_by_field_name("type"))
+            if p.child_by_field_name("type") is not None
+            else ""
+            for p in params
+        ]
+        if (
+            len(types) != 2
+            or not all(VECTOR_TYPE.match(t.strip()) for t in types)
+            or (types[0].strip() != types[1].strip())
+        ):
             continue
         start = node.start_byte
-        template = node.parent if node.parent is not None and node.parent.type == (
-            "template_declaration") else None
+        template = (
+            node.parent
+            if node.parent is not None and node.parent.type == ("template_declaration")
+            else None
+        )
         if template is not None:
             start = template.start_byte
         line_start = unit.index.data.rfind(b"\n", 0, start) + 1
         if unit.index.data[line_start:start].strip():
             continue  # shares its line with other code: leave it to the report
         guard = "#if !(defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__))\n"
-        edits = (ByteEdit(line_start, line_start, guard), ByteEdit(node.end_byte, node.end_byte,
-                                                                    "\n#endif"))
-        out.append((node.start_byte, node.end_byte,
-                    f"{''.join(text_of(name).split())}({types[0]}, {types[1]})", edits))
+        edits = (
+            ByteEdit(line_start, line_start, guard),
+            ByteEdit(node.end_byte, node.end_byte, "\n#endif"),
+        )
+        out.append(
+            (
+                node.start_byte,
+                node.end_byte,
+                f"{''.join(text_of(name).split())}({types[0]}, {types[1]})",
+                edits,
+            )
+        )
     return out
 
 
@@ -193,9 +237,15 @@ def scan(unit: CudaUnit) -> BlockerScan:
         shown = found[:1] if blocker.once else found
         for start, _, construct, edit in shown:
             line, col = unit.index.position(start)
-            item = {"line": line, "col": col, "id": blocker.id, "construct": construct,
-                    "reason": blocker.reason, "replacement": blocker.replacement,
-                    "shimmed": edit is not None}
+            item = {
+                "line": line,
+                "col": col,
+                "id": blocker.id,
+                "construct": construct,
+                "reason": blocker.reason,
+                "replacement": blocker.replacement,
+                "shimmed": edit is not None,
+            }
             if blocker.once and len(found) > 1:
                 item["count"] = len(found)
             result.items.append(item)

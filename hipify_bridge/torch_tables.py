@@ -55,8 +55,9 @@ def special_names(table: dict[str, str]) -> list[str]:
 def build_pattern(table: dict[str, str], special: list[str] | None = None) -> re.Pattern[str]:
     special = special_names(table) if special is None else special
     alternatives = "|".join(re.escape(k) for k in special)
-    return re.compile(rf"(?<=\W)(?:{alternatives}|\w+)(?=\W)" if alternatives
-                      else r"(?<=\W)\w+(?=\W)")
+    return re.compile(
+        rf"(?<=\W)(?:{alternatives}|\w+)(?=\W)" if alternatives else r"(?<=\W)\w+(?=\W)"
+    )
 
 
 def _from_torch() -> dict[str, str]:
@@ -83,8 +84,17 @@ def load(version: str | None = None) -> tuple[re.Pattern[str], dict[str, str]]:
             from portagpu.fileio import write_atomic
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, json.dumps({"format": FORMAT, "torch": version, "map": table,
-                                           "special": special_names(table)}).encode("utf-8"))
+            write_atomic(
+                path,
+                json.dumps(
+                    {
+                        "format": FORMAT,
+                        "torch": version,
+                        "map": table,
+                        "special": special_names(table),
+                    }
+                ).encode("utf-8"),
+            )
         except OSError:
             pass
     return build_pattern(table), table

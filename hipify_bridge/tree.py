@@ -129,8 +129,9 @@ def _shift(report_items: list[dict[str, Any]], first_line: int) -> None:
         item["line"] = item["line"] + first_line - 1
 
 
-def _compile_flags(include_dirs: list[str] | tuple[str, ...], defines: tuple[str, ...],
-                   std: str | None) -> Any:
+def _compile_flags(
+    include_dirs: list[str] | tuple[str, ...], defines: tuple[str, ...], std: str | None
+) -> Any:
     from portagpu.hipify_bridge.compile_check import CompileFlags
 
     return CompileFlags(tuple(include_dirs), tuple(defines), std or "c++17")
@@ -148,8 +149,10 @@ def hipify_cuda_units(inputs: list[tuple[Path, Path]], run: _Run) -> list[FileRe
     from portagpu.lint.model import ParseFailure
 
     opts = run.options
-    units = UnitSet(inputs, BuildFlags(tuple(os.path.abspath(d) for d in opts.include_dirs),
-                                       opts.defines, opts.std))
+    units = UnitSet(
+        inputs,
+        BuildFlags(tuple(os.path.abspath(d) for d in opts.include_dirs), opts.defines, opts.std),
+    )
     results: dict[Path, FileResult] = {}
     parsed: dict[Path, CudaUnit] = {}
     for path in units.order:
@@ -172,8 +175,14 @@ def hipify_cuda_units(inputs: list[tuple[Path, Path]], run: _Run) -> list[FileRe
         from portagpu.hipify_bridge.translation import translate
 
         translations[path] = translate(
-            units.files[path].text, warp_size=opts.warp_size, engine=opts.engine,
-            header=opts.header, diagnose=True, models=models, key=str(path))
+            units.files[path].text,
+            warp_size=opts.warp_size,
+            engine=opts.engine,
+            header=opts.header,
+            diagnose=True,
+            models=models,
+            key=str(path),
+        )
     layout = _Layout(units, translations, opts, run.scratch)
     for path, tr in translations.items():
         source, res = units.files[path], results[path]
@@ -187,8 +196,9 @@ def hipify_cuda_units(inputs: list[tuple[Path, Path]], run: _Run) -> list[FileRe
         body = MARKER.format(name=path.name, engine=tr.engine) + layout.text(path)
         try:
             if layout.writes:
-                write_output(out, body, backup=opts.inplace,
-                             may_replace_generated_only=not opts.inplace)
+                write_output(
+                    out, body, backup=opts.inplace, may_replace_generated_only=not opts.inplace
+                )
                 if opts.header == "include":
                     _copy_header(out.parent)
                 if not opts.dry_run:
@@ -200,15 +210,26 @@ def hipify_cuda_units(inputs: list[tuple[Path, Path]], run: _Run) -> list[FileRe
             original = str(path.with_name(path.name + BACKUP_SUFFIX)) if opts.inplace else str(path)
             hip_dirs = [str(out.parent), *layout.include_dirs(source.flags.include_dirs)]
             res.hip_include_dirs = hip_dirs
-            run.pending.append(_Check(
-                res.sources[0], original, str(out), body,
-                _compile_flags([str(path.parent), *source.flags.include_dirs],
-                               source.flags.defines, source.flags.std),
-                _compile_flags(hip_dirs, source.flags.defines, source.flags.std),
-                layout.locate))
+            run.pending.append(
+                _Check(
+                    res.sources[0],
+                    original,
+                    str(out),
+                    body,
+                    _compile_flags(
+                        [str(path.parent), *source.flags.include_dirs],
+                        source.flags.defines,
+                        source.flags.std,
+                    ),
+                    _compile_flags(hip_dirs, source.flags.defines, source.flags.std),
+                    layout.locate,
+                )
+            )
         elif source.is_unit:
-            res.hip_include_dirs = [str(out.parent),
-                                    *layout.include_dirs(source.flags.include_dirs)]
+            res.hip_include_dirs = [
+                str(out.parent),
+                *layout.include_dirs(source.flags.include_dirs),
+            ]
     return [results[p] for p in units.order]
 
 
@@ -233,8 +254,9 @@ class _Layout:
     --inplace: files are replaced (backups kept); include lines stay.
     """
 
-    def __init__(self, units: Any, translations: dict[Path, Any], opts: HipifyOptions,
-                 scratch: str) -> None:
+    def __init__(
+        self, units: Any, translations: dict[Path, Any], opts: HipifyOptions, scratch: str
+    ) -> None:
         self.units, self.translations, self.opts = units, translations, opts
         self.out_dir = opts.output
         if opts.dry_run:
@@ -250,14 +272,18 @@ class _Layout:
         self.reverse = {os.path.abspath(out): path for path, out in self.outputs.items()}
 
     def _changed(self) -> set[Path]:
-        changed = {p for p, tr in self.translations.items()
-                   if self.units.files[p].is_unit or tr.text != self.units.files[p].text}
+        changed = {
+            p
+            for p, tr in self.translations.items()
+            if self.units.files[p].is_unit or tr.text != self.units.files[p].text
+        }
         grew = True
         while grew:  # a header that includes a changed header changes too (its include line)
             grew = False
             for path in self.translations:
                 if path not in changed and any(
-                        t in changed for *_, t in self.units.files[path].includes):
+                    t in changed for *_, t in self.units.files[path].includes
+                ):
                     changed.add(path)
                     grew = True
         return changed
@@ -269,11 +295,17 @@ class _Layout:
         if self.out_dir is None:
             if path not in self.changed:
                 return None
-            return output_path(source.path, source.root, None, False) if source.is_unit else (
-                path.with_name(hip_header_name(path.name)))
+            return (
+                output_path(source.path, source.root, None, False)
+                if source.is_unit
+                else (path.with_name(hip_header_name(path.name)))
+            )
         base = self.bases[source.root]
-        return output_path(source.path, base, self.out_dir, False) if source.is_unit else (
-            Path(self.out_dir) / path.relative_to(base))
+        return (
+            output_path(source.path, base, self.out_dir, False)
+            if source.is_unit
+            else (Path(self.out_dir) / path.relative_to(base))
+        )
 
     def output(self, path: Path) -> Path | None:
         return self.outputs.get(path)
@@ -335,8 +367,9 @@ def rewrite_includes(text: str, line_map: list[int], wanted: dict[int, tuple[str
         if match is None:
             continue
         new = wanted[origin][1].encode("utf-8")
-        lines[i] = (encoded[: match.start(2)] + new + encoded[match.end(2):]).decode(
-            "utf-8", "surrogatepass")
+        lines[i] = (encoded[: match.start(2)] + new + encoded[match.end(2) :]).decode(
+            "utf-8", "surrogatepass"
+        )
     return "".join(lines)
 
 
@@ -469,8 +502,15 @@ def run_checks(run: _Run) -> None:
     workers = max(1, (os.cpu_count() or 2) // per_file)
 
     def one(job: _Check):
-        return job, check_pair(job.original, job.hip_path, job.hip_text, targets, jobs=per_file,
-                               cuda_flags=job.cuda_flags, hip_flags=job.hip_flags)
+        return job, check_pair(
+            job.original,
+            job.hip_path,
+            job.hip_text,
+            targets,
+            jobs=per_file,
+            cuda_flags=job.cuda_flags,
+            hip_flags=job.hip_flags,
+        )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for job, checks in pool.map(one, run.pending):
@@ -488,8 +528,10 @@ def _located(check: dict[str, Any], locate: Any) -> dict[str, Any]:
     found = locate(match.group("path"), int(match.group("line")))
     if found is not None:
         check["original"] = {"path": found[0], "line": found[1]}
-        check["detail"] = f"{found[0]}:{found[1]}: {check['detail'][match.end():].strip()} " \
-                          f"[{match.group('path')}:{match.group('line')}]"
+        check["detail"] = (
+            f"{found[0]}:{found[1]}: {check['detail'][match.end() :].strip()} "
+            f"[{match.group('path')}:{match.group('line')}]"
+        )
     return check
 
 

@@ -41,7 +41,9 @@ class SourceFile:
     root: Path  # the input folder it belongs to (output paths are relative to base)
     is_unit: bool  # named by the user (a .cu file or an input .cuh), not only included
     flags: BuildFlags = BuildFlags()
-    includes: list[tuple[int, int, str, Path]] = field(default_factory=list)  # span, spelling, target
+    includes: list[tuple[int, int, str, Path]] = field(
+        default_factory=list
+    )  # span, spelling, target
     included_by: list[Path] = field(default_factory=list)
     text: str = ""
     error: str | None = None
@@ -73,7 +75,7 @@ def flags_from_args(args: list[str], directory: Path) -> BuildFlags:
             if arg == flag and i + 1 < len(args):
                 value, i = args[i + 1], i + 1
             elif arg.startswith(flag) and arg != flag:
-                value = arg[len(flag):].lstrip("=")
+                value = arg[len(flag) :].lstrip("=")
             if value is not None:
                 if flag in ("-I", "-isystem"):
                     dirs.append(str((directory / value).resolve()))
@@ -90,8 +92,10 @@ def find_compile_commands(start: Path, levels: int = 6) -> Path | None:
     """compile_commands.json in `start` or one of its parents (or their build/)."""
     folder = start if start.is_dir() else start.parent
     for _ in range(levels):
-        for candidate in (folder / "compile_commands.json", folder / "build" /
-                          "compile_commands.json"):
+        for candidate in (
+            folder / "compile_commands.json",
+            folder / "build" / "compile_commands.json",
+        ):
             if candidate.is_file():
                 return candidate
         if folder.parent == folder:
@@ -100,10 +104,12 @@ def find_compile_commands(start: Path, levels: int = 6) -> Path | None:
     return None
 
 
-def resolve_include(spelling: str, quoted: bool, includer: Path,
-                    include_dirs: tuple[str, ...]) -> Path | None:
+def resolve_include(
+    spelling: str, quoted: bool, includer: Path, include_dirs: tuple[str, ...]
+) -> Path | None:
     candidates = ([includer.parent / spelling] if quoted else []) + [
-        Path(d) / spelling for d in include_dirs]
+        Path(d) / spelling for d in include_dirs
+    ]
     for candidate in candidates:
         if candidate.is_file():
             return candidate.resolve()
@@ -113,8 +119,9 @@ def resolve_include(spelling: str, quoted: bool, includer: Path,
 class UnitSet:
     """Every file of a run's translation units: inputs first, then headers."""
 
-    def __init__(self, inputs: list[tuple[Path, Path]], flags: BuildFlags,
-                 use_compile_commands: bool = True) -> None:
+    def __init__(
+        self, inputs: list[tuple[Path, Path]], flags: BuildFlags, use_compile_commands: bool = True
+    ) -> None:
         self.files: dict[Path, SourceFile] = {}
         self.order: list[Path] = []
         self.base_flags = flags
@@ -155,8 +162,9 @@ class UnitSet:
             source.text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            source.error = (f"{source.shown}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); "
-                            "skipped")
+            source.error = (
+                f"{source.shown}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); skipped"
+            )
 
     def _follow(self, source: SourceFile) -> list[Path]:
         if source.error:
@@ -165,14 +173,18 @@ class UnitSet:
         data = source.text.encode("utf-8", "surrogatepass")
         for match in INCLUDE_LINE.finditer(data):
             spelling = match.group(2).decode("utf-8", "replace").strip()
-            target = resolve_include(spelling, match.group(1) == b'"', source.path,
-                                     source.flags.include_dirs)
+            target = resolve_include(
+                spelling, match.group(1) == b'"', source.path, source.flags.include_dirs
+            )
             if target is None:
                 continue
             source.includes.append((match.start(2), match.end(2), spelling, target))
             if target not in self.files:
-                shown = Path(os.path.relpath(target)) if not target.is_relative_to(
-                    Path.cwd()) else target.relative_to(Path.cwd())
+                shown = (
+                    Path(os.path.relpath(target))
+                    if not target.is_relative_to(Path.cwd())
+                    else target.relative_to(Path.cwd())
+                )
                 self._add(SourceFile(target, shown, source.root, False, source.flags))
                 found.append(target)
             self.files[target].included_by.append(source.path)

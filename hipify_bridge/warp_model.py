@@ -39,9 +39,23 @@ from portagpu.cuda.unit import (
 from portagpu.cuda.warp.common import BALLOTS, MASK_SYNC_FUNCTIONS, SHUFFLES
 
 NATIVE, LOGICAL = "native", "logical32"
-WARP_CALLS = SHUFFLES | BALLOTS | MASK_SYNC_FUNCTIONS | frozenset(
-    {"__activemask", "__any", "__all", "tiled_partition", "reduce", "inclusive_scan",
-     "exclusive_scan", "coalesced_threads"})
+WARP_CALLS = (
+    SHUFFLES
+    | BALLOTS
+    | MASK_SYNC_FUNCTIONS
+    | frozenset(
+        {
+            "__activemask",
+            "__any",
+            "__all",
+            "tiled_partition",
+            "reduce",
+            "inclusive_scan",
+            "exclusive_scan",
+            "coalesced_threads",
+        }
+    )
+)
 TILE_TEMPLATES = frozenset({"tiled_partition", "thread_block_tile"})
 LAUNCH_APIS = frozenset({"cudaLaunchKernel", "cudaLaunchCooperativeKernel"})
 WARP_CONSTANT_NAME = re.compile(
@@ -88,8 +102,14 @@ class FunctionModel:
     end: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"function": self.name, "kind": self.kind, "line": self.line,
-                "model": self.model, "why": self.why, "suspect": self.suspect}
+        return {
+            "function": self.name,
+            "kind": self.kind,
+            "line": self.line,
+            "model": self.model,
+            "why": self.why,
+            "suspect": self.suspect,
+        }
 
 
 @dataclass
@@ -130,6 +150,7 @@ class WarpModels:
 
 # --- reading one source ----------------------------------------------------------------
 
+
 def function_kind(node: Any) -> str:
     body = node.child_by_field_name("body")
     head = node.text[: (body.start_byte if body is not None else node.end_byte) - node.start_byte]
@@ -144,8 +165,12 @@ def function_kind(node: Any) -> str:
 def function_name(node: Any) -> str:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type not in (
-            "identifier", "field_identifier", "qualified_identifier", "operator_name",
-            "destructor_name"):
+        "identifier",
+        "field_identifier",
+        "qualified_identifier",
+        "operator_name",
+        "destructor_name",
+    ):
         inner = declarator.child_by_field_name("declarator")
         declarator = inner if inner is not None else None
     if declarator is None:
@@ -188,20 +213,33 @@ def _short(node: Any, limit: int = 60) -> str:
     return " ".join(text_of(node).split())[:limit]
 
 
-def read_function(key: str, unit: CudaUnit, node: Any, constants: Iterable[str],
-                  derived: Iterable[str], names: set[str]) -> Function:
+def read_function(
+    key: str,
+    unit: CudaUnit,
+    node: Any,
+    constants: Iterable[str],
+    derived: Iterable[str],
+    names: set[str],
+) -> Function:
     """What one function does with warps: evidence, logical32 reasons, references."""
     fn = Function(key, function_name(node), function_kind(node), node, _line(unit, node))
-    local_32 = {name for decl in _local_declarations(node) for name, init in declared_names(decl)
-                if init is not None and WARP_CONSTANT_NAME.match(name) and _literal_32(init)}
+    local_32 = {
+        name
+        for decl in _local_declarations(node)
+        for name, init in declared_names(decl)
+        if init is not None and WARP_CONSTANT_NAME.match(name) and _literal_32(init)
+    }
     known = dict.fromkeys([*constants, *local_32])  # names whose value is 32
     warpish = set(known) | set(derived)
     for child in walk(node):
         kind = child.type
         if kind == "identifier":
             name = text_of(child)
-            if name in names and child.parent is not None and child.parent.type != (
-                    "function_declarator"):
+            if (
+                name in names
+                and child.parent is not None
+                and child.parent.type != ("function_declarator")
+            ):
                 fn.refs.add(name)
             if name == "warpSize":
                 fn.uses_warp_size = fn.uses_warp_size or _line(unit, child)
@@ -225,11 +263,13 @@ def read_function(key: str, unit: CudaUnit, node: Any, constants: Iterable[str],
         elif kind == "binary_expression":
             _read_binary(unit, fn, child, known)
         elif kind == "declaration" and any(
-                c.type == "type_qualifier" and text_of(c) == "__shared__" for c in child.children):
+            c.type == "type_qualifier" and text_of(c) == "__shared__" for c in child.children
+        ):
             for arr in walk(child):
                 if arr.type == "array_declarator" and _literal_32(arr.child_by_field_name("size")):
-                    fn.reasons.append(f"`__shared__` array of 32 (`{_short(arr)}`, line "
-                                      f"{_line(unit, arr)})")
+                    fn.reasons.append(
+                        f"`__shared__` array of 32 (`{_short(arr)}`, line {_line(unit, arr)})"
+                    )
     return fn
 
 
@@ -260,23 +300,38 @@ def _read_binary(unit: CudaUnit, fn: Function, node: Any, known: Mapping[str, An
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if op in ("==", "!=", "<", ">", "<=", ">="):
         sides = [_short(left), _short(right)]
-        if any(s.replace(" ", "") == "blockDim.x" for s in sides) and (
-                is_32(left, known) or is_32(right, known)) and op in ("==", "!=", "<=", ">="):
+        if (
+            any(s.replace(" ", "") == "blockDim.x" for s in sides)
+            and (is_32(left, known) or is_32(right, known))
+            and op in ("==", "!=", "<=", ">=")
+        ):
             fn.reasons.append(f"`{_short(node)}` (line {_line(unit, node)})")
-        last = next((s for s, other in ((left, right), (right, left))
-                     if _literal(s, 31) and other is not None and LANEISH.search(text_of(other))),
-                    None)
+        last = next(
+            (
+                s
+                for s, other in ((left, right), (right, left))
+                if _literal(s, 31) and other is not None and LANEISH.search(text_of(other))
+            ),
+            None,
+        )
         if last is not None:
-            fn.reasons.append(f"`{_short(node)}` names the last lane of a 32-lane warp "
-                              f"(line {_line(unit, node)})")
+            fn.reasons.append(
+                f"`{_short(node)}` names the last lane of a 32-lane warp (line {_line(unit, node)})"
+            )
     elif op == "<<":
         value = int_value(left)
-        if value is not None and value[0] == 1 and "l" not in value[1] and right is not None and (
-                LANEISH.search(text_of(right))):
+        if (
+            value is not None
+            and value[0] == 1
+            and "l" not in value[1]
+            and right is not None
+            and (LANEISH.search(text_of(right)))
+        ):
             fn.reasons.append(f"32-bit lane mask `{_short(node)}` (line {_line(unit, node)})")
 
 
 # --- warp constants ------------------------------------------------------------------------
+
 
 def warp_constants(key: str, unit: CudaUnit) -> list[WarpConstant]:
     found = []
@@ -289,17 +344,32 @@ def warp_constants(key: str, unit: CudaUnit) -> list[WarpConstant]:
         match = re.search(rb"\b32[uUlL]*\b", value.text)
         if parsed and parsed[0] == 32 and match:
             start = value.start_byte + match.start()
-            found.append(WarpConstant(key, text_of(name), node, None,
-                                      (start, value.start_byte + match.end()), parsed[1]))
+            found.append(
+                WarpConstant(
+                    key,
+                    text_of(name),
+                    node,
+                    None,
+                    (start, value.start_byte + match.end()),
+                    parsed[1],
+                )
+            )
     for decl in unit.nodes("declaration"):
         if enclosing_function(decl) is not None:
             continue
         for name, init in declared_names(decl):
             if init is not None and WARP_CONSTANT_NAME.match(name) and _literal_32(init):
                 literal = unwrap(init)
-                found.append(WarpConstant(key, name, decl, literal,
-                                          (literal.start_byte, literal.end_byte),
-                                          int_value(literal)[1]))
+                found.append(
+                    WarpConstant(
+                        key,
+                        name,
+                        decl,
+                        literal,
+                        (literal.start_byte, literal.end_byte),
+                        int_value(literal)[1],
+                    )
+                )
     return found
 
 
@@ -312,8 +382,12 @@ def _derived_macros(units: Mapping[str, CudaUnit], names: set[str]) -> dict[str,
         for unit in units.values():
             for node in unit.nodes("preproc_def", "preproc_function_def"):
                 name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-                if name is None or value is None or text_of(name) in derived or (
-                        text_of(name) in names):
+                if (
+                    name is None
+                    or value is None
+                    or text_of(name) in derived
+                    or (text_of(name) in names)
+                ):
                     continue
                 words = set(re.findall(r"\w+", text_of(value)))
                 root = next((w for w in words if w in names or w in derived), None)
@@ -325,8 +399,14 @@ def _derived_macros(units: Mapping[str, CudaUnit], names: set[str]) -> dict[str,
 
 # --- host launches -------------------------------------------------------------------------
 
-def host_launch_reasons(key: str, unit: CudaUnit, host_functions: list[Any],
-                        constants: Mapping[str, Any], kernels: set[str]) -> dict[str, list[str]]:
+
+def host_launch_reasons(
+    key: str,
+    unit: CudaUnit,
+    host_functions: list[Any],
+    constants: Mapping[str, Any],
+    kernels: set[str],
+) -> dict[str, list[str]]:
     """kernel name -> reasons: launched from host code with a grid/block built from 32."""
     out: dict[str, list[str]] = {}
     for host in host_functions:
@@ -353,7 +433,8 @@ def host_launch_reasons(key: str, unit: CudaUnit, host_functions: list[Any],
                 if culprit:
                     out.setdefault(name, []).append(
                         f"launched by host `{function_name(host)}` with a 32-based shape "
-                        f"(`{_short(shape)}` <- `{culprit}`, line {_line(unit, call)})")
+                        f"(`{_short(shape)}` <- `{culprit}`, line {_line(unit, call)})"
+                    )
                     break
     return out
 
@@ -376,8 +457,10 @@ def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: in
             elif decl is not None and decl[0].type == "declaration":
                 # `dim3 block(32, 8);` keeps its arguments as the declarator's initializer
                 for child in decl[0].children_by_field_name("declarator"):
-                    if child.type == "init_declarator" and text_of(
-                            child.child_by_field_name("declarator")) == name:
+                    if (
+                        child.type == "init_declarator"
+                        and text_of(child.child_by_field_name("declarator")) == name
+                    ):
                         found = _shape_32(unit, child, constants, depth + 1)
                         if found:
                             return found
@@ -385,6 +468,7 @@ def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: in
 
 
 # --- choosing ------------------------------------------------------------------------------
+
 
 class _UnionFind:
     def __init__(self) -> None:
@@ -463,8 +547,10 @@ def choose_models(units: Mapping[str, CudaUnit]) -> WarpModels:
             for name in set(f.evidence) & set(derived):
                 const = constants[derived[name]]
                 if not const.rewrite_definition:
-                    f.reasons.append(f"`{name}` is built from `{const.name}`, which stays 32 "
-                                     "(host code or a logical32 kernel uses it)")
+                    f.reasons.append(
+                        f"`{name}` is built from `{const.name}`, which stays 32 "
+                        "(host code or a logical32 kernel uses it)"
+                    )
                     changed = True
         if not changed:
             break
@@ -480,13 +566,24 @@ def choose_models(units: Mapping[str, CudaUnit]) -> WarpModels:
             if f.uses_warp_size:
                 suspect.append(
                     f"uses `warpSize` (line {f.uses_warp_size}) where its warps are 32 lanes "
-                    f"({why[0]}): equal on NVIDIA only; translated with 32 for both")
+                    f"({why[0]}): equal on NVIDIA only; translated with 32 for both"
+                )
             fm = FunctionModel(f.key, f.name, f.kind, f.line, LOGICAL, why, suspect, *f.span)
         else:
             used = sorted(set(f.evidence))[:5]
-            fm = FunctionModel(f.key, f.name, f.kind, f.line, NATIVE,
-                               [f"warp-generic (uses {', '.join(used) or 'warp helpers'}): "
-                                "widened to the native wavefront"], [], *f.span)
+            fm = FunctionModel(
+                f.key,
+                f.name,
+                f.kind,
+                f.line,
+                NATIVE,
+                [
+                    f"warp-generic (uses {', '.join(used) or 'warp helpers'}): "
+                    "widened to the native wavefront"
+                ],
+                [],
+                *f.span,
+            )
         models.functions.setdefault(f.key, []).append(fm)
     models.constants = constants
     return models
@@ -497,14 +594,14 @@ def _own_reasons(f: Function, launch: dict[str, list[str]]) -> list[str]:
     return list(dict.fromkeys(own))
 
 
-def _why_logical(f: Function, group: dict[str, list[str]],
-                 launch: dict[str, list[str]]) -> list[str]:
+def _why_logical(
+    f: Function, group: dict[str, list[str]], launch: dict[str, list[str]]
+) -> list[str]:
     own = _own_reasons(f, launch)
     if own:
         return own
     owners = ", ".join(group["owners"][:3])
-    return [f"shares warp helpers with {owners}, which needs 32-lane warps "
-            f"({group['reasons'][0]})"]
+    return [f"shares warp helpers with {owners}, which needs 32-lane warps ({group['reasons'][0]})"]
 
 
 def _reachable_warp_code(funcs: list[Function], by_name: dict[str, list[int]]) -> list[set[int]]:
@@ -525,8 +622,12 @@ def _reachable_warp_code(funcs: list[Function], by_name: dict[str, list[int]]) -
     return out
 
 
-def _host_uses(units: Mapping[str, CudaUnit], constants: dict[str, WarpConstant],
-               derived: dict[str, str], funcs: list[Function]) -> None:
+def _host_uses(
+    units: Mapping[str, CudaUnit],
+    constants: dict[str, WarpConstant],
+    derived: dict[str, str],
+    funcs: list[Function],
+) -> None:
     """Lines where host code (or a macro we cannot place) reads a warp constant."""
     host_spans = {}
     for f in funcs:
@@ -543,8 +644,12 @@ def _host_uses(units: Mapping[str, CudaUnit], constants: dict[str, WarpConstant]
                 constants[root].host_uses.append(_line(unit, node))
 
 
-def _decide_definitions(constants: dict[str, WarpConstant], funcs: list[Function],
-                        groups: _UnionFind, logical_roots: dict[int, list[str]]) -> None:
+def _decide_definitions(
+    constants: dict[str, WarpConstant],
+    funcs: list[Function],
+    groups: _UnionFind,
+    logical_roots: dict[int, list[str]],
+) -> None:
     """A constant's definition becomes PORTAGPU_WARP_SIZE only when no host code
     and no logical32 function reads it; otherwise it stays 32 and native
     functions get PORTAGPU_WARP_SIZE at each use."""
@@ -552,5 +657,6 @@ def _decide_definitions(constants: dict[str, WarpConstant], funcs: list[Function
         readers = {const.name} | const.derived
         logical_use = any(
             f.device_side and groups.find(i) in logical_roots and readers & set(f.evidence)
-            for i, f in enumerate(funcs))
+            for i, f in enumerate(funcs)
+        )
         const.rewrite_definition = not const.host_uses and not logical_use

@@ -157,14 +157,18 @@ def _print_models(s: dict[str, Any], out) -> None:
     if models:
         print(f"  warp models: {len(models)} functions", file=out)
     for m in models:
-        print(f"    {m['line']} {m['function']} ({m['kind']}): {m['model']} - {m['why'][0]}",
-              file=out)
+        print(
+            f"    {m['line']} {m['function']} ({m['kind']}): {m['model']} - {m['why'][0]}", file=out
+        )
     for k in s.get("kept", []):
-        print(f"    {k['line']}:{k['col']} {k['rule']} `{k['construct']}` kept: {k['why']}",
-              file=out)
+        print(
+            f"    {k['line']}:{k['col']} {k['rule']} `{k['construct']}` kept: {k['why']}", file=out
+        )
     for item in s.get("suspect", []):
-        print(f"  suspect in the original: {item['line']} {item['function']}: {item['message']}",
-              file=out)
+        print(
+            f"  suspect in the original: {item['line']} {item['function']}: {item['message']}",
+            file=out,
+        )
 
 
 def _print_blockers(s: dict[str, Any], out) -> None:
@@ -174,8 +178,11 @@ def _print_blockers(s: dict[str, Any], out) -> None:
     for b in items:
         count = f" (x{b['count']})" if b.get("count") else ""
         done = "shimmed: " if b["shimmed"] else "replace with: "
-        print(f"    {b['line']}:{b['col']} {b['id']} `{b['construct']}`{count}: {b['reason']}; "
-              f"{done}{b['replacement']}", file=out)
+        print(
+            f"    {b['line']}:{b['col']} {b['id']} `{b['construct']}`{count}: {b['reason']}; "
+            f"{done}{b['replacement']}",
+            file=out,
+        )
 
 
 def run(args: argparse.Namespace) -> int:

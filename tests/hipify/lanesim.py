@@ -24,8 +24,13 @@ import numpy as np
 from portagpu.cuda.parser import parse, text_of
 
 COMPAT_END = "// end of portagpu_hip_compat.h"
-UNSIGNED = {"unsigned": 0xFFFFFFFF, "unsigned int": 0xFFFFFFFF, "uint32_t": 0xFFFFFFFF,
-            "unsigned long long": 0xFFFFFFFFFFFFFFFF, "uint64_t": 0xFFFFFFFFFFFFFFFF}
+UNSIGNED = {
+    "unsigned": 0xFFFFFFFF,
+    "unsigned int": 0xFFFFFFFF,
+    "uint32_t": 0xFFFFFFFF,
+    "unsigned long long": 0xFFFFFFFFFFFFFFFF,
+    "uint64_t": 0xFFFFFFFFFFFFFFFF,
+}
 FLOATS = {"float", "double"}
 
 
@@ -109,18 +114,23 @@ class LaneSim:
             if node.named_children:
                 self._eval(node.named_children[0], frame, mask)
         elif kind == "if_statement":
-            cond = self._truth(self._eval(_unparen(node.child_by_field_name("condition")),
-                                          frame, mask))
+            cond = self._truth(
+                self._eval(_unparen(node.child_by_field_name("condition")), frame, mask)
+            )
             self._stmt(node.child_by_field_name("consequence"), frame, mask & cond)
             alt = node.child_by_field_name("alternative")
             if alt is not None:
-                self._stmt(alt.named_children[-1] if alt.type == "else_clause" else alt, frame,
-                           mask & ~cond)
+                self._stmt(
+                    alt.named_children[-1] if alt.type == "else_clause" else alt,
+                    frame,
+                    mask & ~cond,
+                )
         elif kind == "for_statement":
             init = node.child_by_field_name("initializer")
             if init is not None:
                 self._stmt(init, frame, mask) if init.type == "declaration" else self._eval(
-                    init, frame, mask)
+                    init, frame, mask
+                )
             live = mask.copy()
             for _ in range(100000):
                 cond_node = node.child_by_field_name("condition")
@@ -138,15 +148,19 @@ class LaneSim:
             value = node.named_children[0] if node.named_children else None
             if value is not None:
                 result = self._eval(value, frame, mask)
-                frame.result = result if frame.result is None else np.where(mask, result,
-                                                                             frame.result)
+                frame.result = (
+                    result if frame.result is None else np.where(mask, result, frame.result)
+                )
             frame.returned = mask.copy() if frame.returned is None else frame.returned | mask
         else:
             raise NotImplementedError(f"statement {kind}: {text_of(node)[:60]}")
 
     def _declaration(self, node: Any, frame: Frame, mask: np.ndarray) -> None:
-        words = [text_of(c) for c in node.children if c.type in (
-            "primitive_type", "sized_type_specifier", "type_identifier")]
+        words = [
+            text_of(c)
+            for c in node.children
+            if c.type in ("primitive_type", "sized_type_specifier", "type_identifier")
+        ]
         type_name = " ".join(" ".join(words).split())
         shared = any(text_of(c) == "__shared__" for c in node.children)
         for decl in node.children_by_field_name("declarator"):
@@ -158,15 +172,19 @@ class LaneSim:
                 self.shared[name] = np.zeros(size, dtype=float if type_name in FLOATS else object)
                 frame.env[name] = self.shared[name]
                 continue
-            value_node = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
-            name = text_of(decl.child_by_field_name("declarator") if value_node is not None
-                           else decl)
+            value_node = (
+                decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+            )
+            name = text_of(
+                decl.child_by_field_name("declarator") if value_node is not None else decl
+            )
             value = self._eval(value_node, frame, mask) if value_node is not None else self._full(0)
             frame.types[name] = type_name
             old = frame.env.get(name)
             new = self._convert(value, type_name)
-            frame.env[name] = new if old is None or not isinstance(old, np.ndarray) else np.where(
-                mask, new, old)
+            frame.env[name] = (
+                new if old is None or not isinstance(old, np.ndarray) else np.where(mask, new, old)
+            )
 
     def _convert(self, value: np.ndarray, type_name: str) -> np.ndarray:
         if type_name in FLOATS:
@@ -200,8 +218,11 @@ class LaneSim:
                 return frame.env[name]
             if name in self.macros:
                 macro = self.macros[name]
-                return self._eval(macro, frame, mask) if not isinstance(
-                    macro, (int, float)) else self._full(macro)
+                return (
+                    self._eval(macro, frame, mask)
+                    if not isinstance(macro, (int, float))
+                    else self._full(macro)
+                )
             if name == "warpSize":
                 return self._full(self.wave)
             if name in ("INFINITY",):
@@ -212,9 +233,12 @@ class LaneSim:
             fld = text_of(node.child_by_field_name("field"))
             if fld != "x":
                 return self._full(0 if obj in ("threadIdx", "blockIdx") else 1)
-            return {"threadIdx": np.array(list(self.lanes), dtype=object),
-                    "blockIdx": self._full(self.block_idx), "blockDim": self._full(self.block_dim),
-                    "gridDim": self._full(self.grid_dim)}[obj]
+            return {
+                "threadIdx": np.array(list(self.lanes), dtype=object),
+                "blockIdx": self._full(self.block_idx),
+                "blockDim": self._full(self.block_dim),
+                "gridDim": self._full(self.grid_dim),
+            }[obj]
         if kind == "binary_expression":
             return self._binary(node, frame, mask)
         if kind == "unary_expression":
@@ -234,19 +258,23 @@ class LaneSim:
             return np.where(cond, a, b)
         if kind == "cast_expression":
             type_name = " ".join(text_of(node.child_by_field_name("type")).split())
-            return self._convert(self._eval(node.child_by_field_name("value"), frame, mask),
-                                 type_name)
+            return self._convert(
+                self._eval(node.child_by_field_name("value"), frame, mask), type_name
+            )
         if kind == "subscript_expression":
             array, index = self._ref(node, frame, mask)
-            return np.array([array[int(i)] if m else 0 for i, m in zip(index, mask, strict=True)],
-                            dtype=array.dtype)
+            return np.array(
+                [array[int(i)] if m else 0 for i, m in zip(index, mask, strict=True)],
+                dtype=array.dtype,
+            )
         if kind == "assignment_expression":
             return self._assign(node, frame, mask)
         if kind == "update_expression":
             target = node.child_by_field_name("argument")
             op = "+" if "++" in text_of(node) else "-"
-            return self._store(target, self._eval(target, frame, mask) + (1 if op == "+" else -1),
-                               frame, mask)
+            return self._store(
+                target, self._eval(target, frame, mask) + (1 if op == "+" else -1), frame, mask
+            )
         if kind == "call_expression":
             return self._call(node, frame, mask)
         if kind == "pointer_expression":
@@ -258,8 +286,11 @@ class LaneSim:
         a = self._eval(node.child_by_field_name("left"), frame, mask)
         if op in ("&&", "||"):
             ta = self._truth(a)
-            b = self._truth(self._eval(node.child_by_field_name("right"), frame,
-                                       mask & (ta if op == "&&" else ~ta)))
+            b = self._truth(
+                self._eval(
+                    node.child_by_field_name("right"), frame, mask & (ta if op == "&&" else ~ta)
+                )
+            )
             return self._full(0) + ((ta & b) if op == "&&" else (ta | b))
         b = self._eval(node.child_by_field_name("right"), frame, mask)
         return _apply(op, a, b)
@@ -295,10 +326,15 @@ class LaneSim:
     def _call(self, node: Any, frame: Frame, mask: np.ndarray) -> Any:
         function = node.child_by_field_name("function")
         name = text_of(function)
-        args = [self._eval(a, frame, mask) for a in node.child_by_field_name(
-            "arguments").named_children]
-        builtin = getattr(self, "_b_" + name.lstrip("_"), None) if name.startswith(
-            ("__", "portagpu_")) or name in ("min", "max", "atomicAdd", "fmaxf", "expf") else None
+        args = [
+            self._eval(a, frame, mask) for a in node.child_by_field_name("arguments").named_children
+        ]
+        builtin = (
+            getattr(self, "_b_" + name.lstrip("_"), None)
+            if name.startswith(("__", "portagpu_"))
+            or name in ("min", "max", "atomicAdd", "fmaxf", "expf")
+            else None
+        )
         if builtin is not None:
             return builtin(mask, *args)
         if name in ("min", "max", "fmaxf"):
@@ -337,26 +373,36 @@ class LaneSim:
 
     def _b_shfl_down_sync(self, mask, _m, value, delta, *rest):
         width, me = self._width(rest), self._wave_lane()
-        src = np.array([s + int(d) if (s % width) + int(d) < width else s
-                        for s, d in zip(me, delta, strict=True)])
+        src = np.array(
+            [
+                s + int(d) if (s % width) + int(d) < width else s
+                for s, d in zip(me, delta, strict=True)
+            ]
+        )
         return self._read(value, src)
 
     def _b_shfl_up_sync(self, mask, _m, value, delta, *rest):
         width, me = self._width(rest), self._wave_lane()
-        src = np.array([s - int(d) if (s % width) - int(d) >= 0 else s
-                        for s, d in zip(me, delta, strict=True)])
+        src = np.array(
+            [s - int(d) if (s % width) - int(d) >= 0 else s for s, d in zip(me, delta, strict=True)]
+        )
         return self._read(value, src)
 
     def _b_shfl_xor_sync(self, mask, _m, value, lane_mask, *rest):
         width, me = self._width(rest), self._wave_lane()
-        src = np.array([s ^ int(x) if (s ^ int(x)) // width == s // width else s
-                        for s, x in zip(me, lane_mask, strict=True)])
+        src = np.array(
+            [
+                s ^ int(x) if (s ^ int(x)) // width == s // width else s
+                for s, x in zip(me, lane_mask, strict=True)
+            ]
+        )
         return self._read(value, src)
 
     def _b_shfl_sync(self, mask, _m, value, source, *rest):
         width, me = self._width(rest), self._wave_lane()
-        src = np.array([(s // width) * width + int(x) % width
-                        for s, x in zip(me, source, strict=True)])
+        src = np.array(
+            [(s // width) * width + int(x) % width for s, x in zip(me, source, strict=True)]
+        )
         return self._read(value, src)
 
     def _ballot(self, mask: np.ndarray, pred: np.ndarray) -> np.ndarray:
@@ -364,15 +410,18 @@ class LaneSim:
         bits = self._full(0)
         truth = self._truth(pred) & mask
         for base in range(0, self.block_dim, self.wave):
-            word = sum(1 << (lane - base) for lane in range(base, min(base + self.wave,
-                                                                      self.block_dim))
-                       if truth[lane])
-            bits[base:base + self.wave] = word
+            word = sum(
+                1 << (lane - base)
+                for lane in range(base, min(base + self.wave, self.block_dim))
+                if truth[lane]
+            )
+            bits[base : base + self.wave] = word
         return bits
 
     def _b_ballot_sync(self, mask, m, pred):
-        return np.array([b & int(x) for b, x in zip(self._ballot(mask, pred), m, strict=True)],
-                        dtype=object)
+        return np.array(
+            [b & int(x) for b, x in zip(self._ballot(mask, pred), m, strict=True)], dtype=object
+        )
 
     def _b_activemask(self, mask):
         return self._ballot(mask, self._full(1))
@@ -383,33 +432,50 @@ class LaneSim:
     def _b_all_sync(self, mask, m, pred):
         active = self._b_activemask(mask)
         votes = self._b_ballot_sync(mask, m, pred)
-        return np.array([int((v & a & int(x)) == (a & int(x))) for v, a, x in
-                         zip(votes, active, m, strict=True)], dtype=object)
+        return np.array(
+            [
+                int((v & a & int(x)) == (a & int(x)))
+                for v, a, x in zip(votes, active, m, strict=True)
+            ],
+            dtype=object,
+        )
 
     def _half_base(self) -> np.ndarray:
         return (self._wave_lane() & 32) if self.wave == 64 else np.zeros(self.block_dim, int)
 
     def _b_portagpu_half_mask(self, mask, m):
-        return np.array([(int(x) & 0xFFFFFFFF) << int(h) for x, h in
-                         zip(m, self._half_base(), strict=True)], dtype=object)
+        return np.array(
+            [(int(x) & 0xFFFFFFFF) << int(h) for x, h in zip(m, self._half_base(), strict=True)],
+            dtype=object,
+        )
 
     def _b_portagpu_ballot32(self, mask, m, pred):
-        return np.array([((b >> int(h)) & 0xFFFFFFFF) & int(x) for b, h, x in
-                         zip(self._ballot(mask, pred), self._half_base(), m, strict=True)],
-                        dtype=object)
+        return np.array(
+            [
+                ((b >> int(h)) & 0xFFFFFFFF) & int(x)
+                for b, h, x in zip(self._ballot(mask, pred), self._half_base(), m, strict=True)
+            ],
+            dtype=object,
+        )
 
     def _b_portagpu_activemask32(self, mask):
         return self._b_portagpu_ballot32(mask, self._full(0xFFFFFFFF), self._full(1))
 
     def _b_portagpu_any32(self, mask, m, pred):
-        return np.array([int(v != 0) for v in self._b_portagpu_ballot32(mask, m, pred)],
-                        dtype=object)
+        return np.array(
+            [int(v != 0) for v in self._b_portagpu_ballot32(mask, m, pred)], dtype=object
+        )
 
     def _b_portagpu_all32(self, mask, m, pred):
         live = self._b_portagpu_activemask32(mask)
         votes = self._b_portagpu_ballot32(mask, m, pred)
-        return np.array([int((v & lv & int(x)) == (lv & int(x))) for v, lv, x in
-                         zip(votes, live, m, strict=True)], dtype=object)
+        return np.array(
+            [
+                int((v & lv & int(x)) == (lv & int(x)))
+                for v, lv, x in zip(votes, live, m, strict=True)
+            ],
+            dtype=object,
+        )
 
     def _b_popc(self, mask, x):
         return np.array([bin(int(v) & 0xFFFFFFFF).count("1") for v in x], dtype=object)
@@ -418,8 +484,9 @@ class LaneSim:
         return np.array([bin(int(v) & 0xFFFFFFFFFFFFFFFF).count("1") for v in x], dtype=object)
 
     def _b_ffs(self, mask, x):
-        return np.array([((int(v) & 0xFFFFFFFF) & -(int(v) & 0xFFFFFFFF)).bit_length()
-                         for v in x], dtype=object)
+        return np.array(
+            [((int(v) & 0xFFFFFFFF) & -(int(v) & 0xFFFFFFFF)).bit_length() for v in x], dtype=object
+        )
 
     def _b_ffsll(self, mask, x):
         return np.array([(int(v) & -int(v)).bit_length() for v in x], dtype=object)
@@ -434,20 +501,35 @@ class LaneSim:
 def _apply(op: str, a: Any, b: Any) -> Any:
     if op in ("/", "%") and _integral(a) and _integral(b):
         if op == "/":
-            return np.array([int(x / y) if y else 0 for x, y in zip(a, b, strict=True)],
-                            dtype=object)
-        return np.array([int(math.fmod(x, y)) if y else 0 for x, y in zip(a, b, strict=True)],
-                        dtype=object)
-    table = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
-             "/": lambda x, y: x / y, "&": lambda x, y: x & y, "|": lambda x, y: x | y,
-             "^": lambda x, y: x ^ y, "<<": lambda x, y: x << y, ">>": lambda x, y: x >> y,
-             "==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
-             ">": lambda x, y: x > y, "<=": lambda x, y: x <= y, ">=": lambda x, y: x >= y}
+            return np.array(
+                [int(x / y) if y else 0 for x, y in zip(a, b, strict=True)], dtype=object
+            )
+        return np.array(
+            [int(math.fmod(x, y)) if y else 0 for x, y in zip(a, b, strict=True)], dtype=object
+        )
+    table = {
+        "+": lambda x, y: x + y,
+        "-": lambda x, y: x - y,
+        "*": lambda x, y: x * y,
+        "/": lambda x, y: x / y,
+        "&": lambda x, y: x & y,
+        "|": lambda x, y: x | y,
+        "^": lambda x, y: x ^ y,
+        "<<": lambda x, y: x << y,
+        ">>": lambda x, y: x >> y,
+        "==": lambda x, y: x == y,
+        "!=": lambda x, y: x != y,
+        "<": lambda x, y: x < y,
+        ">": lambda x, y: x > y,
+        "<=": lambda x, y: x <= y,
+        ">=": lambda x, y: x >= y,
+    }
     if op not in table:
         raise NotImplementedError(op)
     if op in ("&", "|", "^", "<<", ">>"):
-        return np.array([table[op](int(x), int(y)) for x, y in zip(a, b, strict=True)],
-                        dtype=object)
+        return np.array(
+            [table[op](int(x), int(y)) for x, y in zip(a, b, strict=True)], dtype=object
+        )
     result = table[op](a, b)
     if op in ("==", "!=", "<", ">", "<=", ">="):
         return np.array([int(bool(v)) for v in result], dtype=object)
@@ -456,7 +538,8 @@ def _apply(op: str, a: Any, b: Any) -> Any:
 
 def _integral(value: Any) -> bool:
     return np.asarray(value).dtype != float and all(
-        isinstance(v, (int, np.integer, bool)) for v in value)
+        isinstance(v, (int, np.integer, bool)) for v in value
+    )
 
 
 def _number(text: str) -> Any:
@@ -493,8 +576,11 @@ def _parameters(node: Any) -> list[tuple[str, str]]:
         declarator = declarator.child_by_field_name("declarator")
     out = []
     for param in declarator.child_by_field_name("parameters").named_children:
-        words = [text_of(c) for c in param.children if c.type in (
-            "primitive_type", "sized_type_specifier", "type_identifier")]
+        words = [
+            text_of(c)
+            for c in param.children
+            if c.type in ("primitive_type", "sized_type_specifier", "type_identifier")
+        ]
         inner = param.child_by_field_name("declarator")
         while inner is not None and inner.type != "identifier":
             inner = inner.child_by_field_name("declarator")

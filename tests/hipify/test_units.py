@@ -70,13 +70,17 @@ def _hipify(args: list[str], capsys) -> dict:
 
 def test_headers_of_a_unit_are_translated_into_the_output_tree(project, tmp_path, capsys):
     out = tmp_path / "out"
-    result = _hipify([str(project / "src" / "kernel.cu"), "-o", str(out), "-I",
-                      str(project / "include")], capsys)
+    result = _hipify(
+        [str(project / "src" / "kernel.cu"), "-o", str(out), "-I", str(project / "include")], capsys
+    )
     by_path = {Path(f["path"]).name: f for f in result["files"]}
     assert set(by_path) == {"kernel.cu", "common.h", "plain.h", "helper.h"}
     assert by_path["kernel.cu"]["kind"] == "cuda"
     assert {Path(h).name for h in by_path["kernel.cu"]["headers"]} == {
-        "common.h", "plain.h", "helper.h"}
+        "common.h",
+        "plain.h",
+        "helper.h",
+    }
     assert by_path["common.h"]["kind"] == "header"
     # headers from outside the input folder: the tree starts at their common parent
     common = (out / "src" / "common.h").read_text()
@@ -102,9 +106,17 @@ def test_beside_the_inputs_changed_headers_get_hip_names_and_includes_follow(pro
 
 
 def test_compile_commands_json_gives_include_dirs(project, tmp_path, capsys):
-    (project / "compile_commands.json").write_text(json.dumps([{
-        "directory": str(project), "file": "src/kernel.cu",
-        "command": "nvcc -Iinclude -DFOO=1 -std=c++17 -c src/kernel.cu"}]))
+    (project / "compile_commands.json").write_text(
+        json.dumps(
+            [
+                {
+                    "directory": str(project),
+                    "file": "src/kernel.cu",
+                    "command": "nvcc -Iinclude -DFOO=1 -std=c++17 -c src/kernel.cu",
+                }
+            ]
+        )
+    )
     out = tmp_path / "out"
     result = _hipify([str(project / "src" / "kernel.cu"), "-o", str(out)], capsys)
     assert (out / "include" / "helper.h").exists()
@@ -113,12 +125,27 @@ def test_compile_commands_json_gives_include_dirs(project, tmp_path, capsys):
 
 @needs_hipcc
 def test_check_takes_defines_and_names_the_original_line_of_an_error(project, tmp_path, capsys):
-    (project / "src" / "common.h").write_text(COMMON_H + "#ifdef BREAK_IT\n"
-                                              "__device__ int broken() { return nope; }\n#endif\n")
+    (project / "src" / "common.h").write_text(
+        COMMON_H + "#ifdef BREAK_IT\n__device__ int broken() { return nope; }\n#endif\n"
+    )
     out = tmp_path / "out"
-    result = _hipify([str(project / "src" / "kernel.cu"), "-o", str(out), "-I",
-                      str(project / "include"), "-D", "BREAK_IT", "--std", "c++17", "--check",
-                      "--targets", "gfx90a"], capsys)
+    result = _hipify(
+        [
+            str(project / "src" / "kernel.cu"),
+            "-o",
+            str(out),
+            "-I",
+            str(project / "include"),
+            "-D",
+            "BREAK_IT",
+            "--std",
+            "c++17",
+            "--check",
+            "--targets",
+            "gfx90a",
+        ],
+        capsys,
+    )
     unit = next(f for f in result["files"] if f["path"].endswith("kernel.cu"))
     check = next(c for c in unit["sources"][0]["checks"] if c["target"] == "gfx90a")
     assert check["status"] == "failed"
@@ -167,8 +194,9 @@ def test_host_code_keeps_host_values_and_device_code_gets_the_device_width():
     # grid and block are not built from a 32 here: the kernel is widened at each use
     assert _models(tr)["generic"]["model"] == "native"
     assert "threadIdx.x % ((unsigned)PORTAGPU_WARP_SIZE)" in body
-    assert any(k["rule"] == "warp_size_constant" and "host code" in k["why"]
-               for k in tr.report.kept)
+    assert any(
+        k["rule"] == "warp_size_constant" and "host code" in k["why"] for k in tr.report.kept
+    )
 
 
 HOST_SHAPE = """__global__ void rows(const float* x, float* y, int n) {
@@ -236,8 +264,12 @@ def test_a_tiled_kernel_keeps_every_32_and_a_generic_one_is_widened():
 @needs_hipcc
 @pytest.mark.parametrize("target", ["gfx90a", "gfx1030"])
 def test_mixed_tiles_and_32u_translations_compile_for_amd(tmp_path, target):
-    for name, source in (("mixed", MIXED), ("warp32u", WARP_32U), ("host", HOST_USES_CONSTANT),
-                         ("blockers", BLOCKERS)):
+    for name, source in (
+        ("mixed", MIXED),
+        ("warp32u", WARP_32U),
+        ("host", HOST_USES_CONSTANT),
+        ("blockers", BLOCKERS),
+    ):
         path = tmp_path / f"{name}.hip"
         path.write_text(translate(source, engine="builtin").text)
         result = compile_hip(str(path), target, flags=CompileFlags())
@@ -279,9 +311,11 @@ def test_constructs_hip_cannot_compile_are_reported_with_lines_and_shimmed():
 
 
 def test_bf16_and_warp_match_are_reported_without_a_shim():
-    tr = translate('#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16* x, int* m) {\n'
-                   '  m[0] = __match_any_sync(0xffffffff, (int)threadIdx.x);\n}\n',
-                   engine="builtin")
+    tr = translate(
+        "#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16* x, int* m) {\n"
+        "  m[0] = __match_any_sync(0xffffffff, (int)threadIdx.x);\n}\n",
+        engine="builtin",
+    )
     items = {b["id"]: b for b in tr.report.blockers}
     assert not items["HB06"]["shimmed"] and items["HB06"]["line"] == 1
     assert items["HB07"]["line"] == 2 and items["HB08"]["line"] == 3

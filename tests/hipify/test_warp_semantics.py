@@ -35,19 +35,31 @@ BLOCK, GRID = 256, 2
 
 
 def _macros(wave: int) -> dict[str, int]:
-    return {"PORTAGPU_WARP_SIZE": wave, "PORTAGPU_LOGICAL_WARP_SIZE": 32,
-            "PORTAGPU_FULL_MASK": (1 << 64) - 1, "PORTAGPU_WARP_SHIFT": wave.bit_length() - 1}
+    return {
+        "PORTAGPU_WARP_SIZE": wave,
+        "PORTAGPU_LOGICAL_WARP_SIZE": 32,
+        "PORTAGPU_FULL_MASK": (1 << 64) - 1,
+        "PORTAGPU_WARP_SHIFT": wave.bit_length() - 1,
+    }
 
 
-def _run(source: str, wave: int, kernel: str, inputs: dict, outputs: dict, block=BLOCK,
-         grid=GRID) -> dict[str, np.ndarray]:
+def _run(
+    source: str, wave: int, kernel: str, inputs: dict, outputs: dict, block=BLOCK, grid=GRID
+) -> dict[str, np.ndarray]:
     arrays = {k: v.copy() for k, v in {**inputs, **outputs}.items()}
     LaneSim(source, wave=wave, macros=_macros(wave)).launch(kernel, grid, block, **arrays)
     return {k: arrays[k] for k in outputs}
 
 
-def _check(source: str, kernel: str, inputs: dict, outputs: dict, model: str,
-           raw_wrong: bool = True, **launch):
+def _check(
+    source: str,
+    kernel: str,
+    inputs: dict,
+    outputs: dict,
+    model: str,
+    raw_wrong: bool = True,
+    **launch,
+):
     tr = translate(source, engine="builtin")
     chosen = {m["function"]: m["model"] for m in tr.report.warp_models}
     assert chosen[kernel] == model, tr.report.warp_models
@@ -55,13 +67,17 @@ def _check(source: str, kernel: str, inputs: dict, outputs: dict, model: str,
     for wave in (64, 32):
         got = _run(tr.text, wave, kernel, inputs, outputs, **launch)
         for name in outputs:
-            np.testing.assert_allclose(np.asarray(got[name], dtype=float),
-                                       np.asarray(expected[name], dtype=float),
-                                       err_msg=f"wave{wave} {name}")
+            np.testing.assert_allclose(
+                np.asarray(got[name], dtype=float),
+                np.asarray(expected[name], dtype=float),
+                err_msg=f"wave{wave} {name}",
+            )
     # where the untranslated original is wrong on a wave64, the model sees it
     raw = _run(source, 64, kernel, inputs, outputs, **launch)
-    differs = any(not np.allclose(np.asarray(raw[n], dtype=float),
-                                  np.asarray(expected[n], dtype=float)) for n in outputs)
+    differs = any(
+        not np.allclose(np.asarray(raw[n], dtype=float), np.asarray(expected[n], dtype=float))
+        for n in outputs
+    )
     assert differs == raw_wrong
     return tr
 
@@ -116,8 +132,9 @@ __global__ void block_sum_xor(const float* x, float* out) {
 
 def test_xor_butterfly_block_sum_is_widened_and_right():
     # a butterfly never crosses a 32-lane half: the original is right on wave64 too
-    tr = _check(XOR_SUM, "block_sum_xor", {"x": X}, {"out": np.zeros(GRID)}, "native",
-                raw_wrong=False)
+    tr = _check(
+        XOR_SUM, "block_sum_xor", {"x": X}, {"out": np.zeros(GRID)}, "native", raw_wrong=False
+    )
     assert "threadIdx.x & (PORTAGPU_WARP_SIZE - 1)" in tr.text
 
 
@@ -131,8 +148,9 @@ __global__ void count_positive(const float* x, int* count) {
 
 
 def test_ballot_count_is_widened_to_64_bits():
-    tr = _check(BALLOT_COUNT, "count_positive", {"x": X}, {"count": np.zeros(1, dtype=object)},
-                "native")
+    tr = _check(
+        BALLOT_COUNT, "count_positive", {"x": X}, {"count": np.zeros(1, dtype=object)}, "native"
+    )
     assert "unsigned long long votes" in tr.text and "__popcll(votes)" in tr.text
 
 
@@ -150,8 +168,13 @@ void launch(const float* x, int* out, int n) {
 
 
 def test_host_launch_shape_of_32_keeps_per_warp_answers_on_wave64():
-    tr = _check(BALLOT_PER_WARP, "votes_per_warp", {"x": X},
-                {"out": np.zeros(BLOCK * GRID // 32, dtype=object)}, "logical32")
+    tr = _check(
+        BALLOT_PER_WARP,
+        "votes_per_warp",
+        {"x": X},
+        {"out": np.zeros(BLOCK * GRID // 32, dtype=object)},
+        "logical32",
+    )
     assert "portagpu_ballot32(PORTAGPU_FULL_MASK" in tr.text
     assert "portagpu_all32(" in tr.text
 
@@ -186,8 +209,14 @@ __global__ void block_scan(const float* x, float* out) {
 def test_scan_naming_lane_31_keeps_32_lane_warps():
     # `lane == 31` means "the last lane": a widened kernel would read the wrong lane
     # (the original happens to be right on wave64: its lane guards keep each half apart)
-    tr = _check(BLOCK_SCAN, "block_scan", {"x": X}, {"out": np.zeros(BLOCK * GRID)},
-                "logical32", raw_wrong=False)
+    tr = _check(
+        BLOCK_SCAN,
+        "block_scan",
+        {"x": X},
+        {"out": np.zeros(BLOCK * GRID)},
+        "logical32",
+        raw_wrong=False,
+    )
     assert "__shfl_up_sync(PORTAGPU_FULL_MASK, v, d, PORTAGPU_LOGICAL_WARP_SIZE)" in tr.text
 
 
@@ -195,8 +224,14 @@ BLOCK_SCAN_GENERIC = BLOCK_SCAN.replace("lane == 31", "lane == warpSize - 1")
 
 
 def test_scan_written_with_warpsize_is_widened_and_right():
-    _check(BLOCK_SCAN_GENERIC, "block_scan", {"x": X}, {"out": np.zeros(BLOCK * GRID)}, "native",
-           raw_wrong=True)
+    _check(
+        BLOCK_SCAN_GENERIC,
+        "block_scan",
+        {"x": X},
+        {"out": np.zeros(BLOCK * GRID)},
+        "native",
+        raw_wrong=True,
+    )
 
 
 ANY_GUARD = """
@@ -212,17 +247,26 @@ void go(const float* x, int* out, int n) { any_negative<<<n / 128, 4 * 32>>>(x, 
 
 
 def test_vote_per_32_lane_warp_with_a_32_based_launch_is_logical():
-    tr = _check(ANY_GUARD, "any_negative", {"x": X},
-                {"out": np.zeros(BLOCK * GRID // 32, dtype=object)}, "logical32", block=128,
-                grid=4)
+    tr = _check(
+        ANY_GUARD,
+        "any_negative",
+        {"x": X},
+        {"out": np.zeros(BLOCK * GRID // 32, dtype=object)},
+        "logical32",
+        block=128,
+        grid=4,
+    )
     assert "portagpu_any32(" in tr.text
 
 
 @pytest.mark.parametrize("wave", [64, 32])
 def test_lanesim_shuffle_matches_hip_definition(wave):
     # __shfl_down with width 32 on a wave64: lanes 32-63 form their own segment
-    sim = LaneSim("__global__ void k(int* o) { o[threadIdx.x] = __shfl_down_sync(~0ull, "
-                  "(int)threadIdx.x, 16, 32); }", wave=wave)
+    sim = LaneSim(
+        "__global__ void k(int* o) { o[threadIdx.x] = __shfl_down_sync(~0ull, "
+        "(int)threadIdx.x, 16, 32); }",
+        wave=wave,
+    )
     out = np.zeros(64, dtype=object)
     sim.launch("k", 1, 64, o=out)
     expected = [t + 16 if t % 32 < 16 else t for t in range(64)]

@@ -14,7 +14,8 @@ import pytest
 from portagpu.hipify_bridge import translate
 
 _spec = importlib.util.spec_from_file_location(
-    "hipify_warp_cases", Path(__file__).with_name("test_warp_semantics.py"))
+    "hipify_warp_cases", Path(__file__).with_name("test_warp_semantics.py")
+)
 cases = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("hipify_warp_cases", cases)
 _spec.loader.exec_module(cases)
@@ -26,14 +27,34 @@ KERNELS = [
     (cases.BLOCK_SUM_32_SLOTS, "block_sum", "logical32", {"out": (cases.GRID, np.float32)}, {}),
     (cases.XOR_SUM, "block_sum_xor", "native", {"out": (cases.GRID, np.float32)}, {}),
     (cases.BALLOT_COUNT, "count_positive", "native", {"count": (1, np.int32)}, {}),
-    (cases.BALLOT_PER_WARP, "votes_per_warp", "logical32",
-     {"out": (cases.BLOCK * cases.GRID // 32, np.int32)}, {}),
-    (cases.BLOCK_SCAN, "block_scan", "logical32", {"out": (cases.BLOCK * cases.GRID, np.float32)},
-     {}),
-    (cases.BLOCK_SCAN_GENERIC, "block_scan", "native",
-     {"out": (cases.BLOCK * cases.GRID, np.float32)}, {}),
-    (cases.ANY_GUARD, "any_negative", "logical32",
-     {"out": (cases.BLOCK * cases.GRID // 32, np.int32)}, {"block": 128, "grid": 4}),
+    (
+        cases.BALLOT_PER_WARP,
+        "votes_per_warp",
+        "logical32",
+        {"out": (cases.BLOCK * cases.GRID // 32, np.int32)},
+        {},
+    ),
+    (
+        cases.BLOCK_SCAN,
+        "block_scan",
+        "logical32",
+        {"out": (cases.BLOCK * cases.GRID, np.float32)},
+        {},
+    ),
+    (
+        cases.BLOCK_SCAN_GENERIC,
+        "block_scan",
+        "native",
+        {"out": (cases.BLOCK * cases.GRID, np.float32)},
+        {},
+    ),
+    (
+        cases.ANY_GUARD,
+        "any_negative",
+        "logical32",
+        {"out": (cases.BLOCK * cases.GRID // 32, np.int32)},
+        {"block": 128, "grid": 4},
+    ),
 ]
 
 
@@ -43,8 +64,9 @@ def _device_only(text: str) -> str:
 
 
 def _run(cupy, source: str, kernel: str, outputs: dict, block: int, grid: int) -> dict:
-    module = cupy.RawModule(code=_device_only(source), options=("-std=c++17",),
-                            name_expressions=[kernel])
+    module = cupy.RawModule(
+        code=_device_only(source), options=("-std=c++17",), name_expressions=[kernel]
+    )
     function = module.get_function(kernel)
     x = cupy.asarray(cases.X.astype(np.float32))
     outs = {name: cupy.zeros(size, dtype=dtype) for name, (size, dtype) in outputs.items()}
@@ -52,10 +74,14 @@ def _run(cupy, source: str, kernel: str, outputs: dict, block: int, grid: int) -
     return {name: cupy.asnumpy(value) for name, value in outs.items()}
 
 
-@pytest.mark.parametrize(("source", "kernel", "model", "outputs", "launch"), KERNELS,
-                         ids=[f"{k[1]}-{k[2]}" for k in KERNELS])
-def test_translation_compiled_for_nvidia_gives_the_originals_answer(source, kernel, model,
-                                                                     outputs, launch):
+@pytest.mark.parametrize(
+    ("source", "kernel", "model", "outputs", "launch"),
+    KERNELS,
+    ids=[f"{k[1]}-{k[2]}" for k in KERNELS],
+)
+def test_translation_compiled_for_nvidia_gives_the_originals_answer(
+    source, kernel, model, outputs, launch
+):
     cupy = pytest.importorskip("cupy")
     tr = translate(source, engine="builtin", warp_size=32)
     assert {m["function"]: m["model"] for m in tr.report.warp_models}[kernel] == model

@@ -34,8 +34,11 @@ def _context(node) -> str | None:
                     return None
             return CONSTANT_CONTEXTS[kind]
         if kind == "declaration":
-            if any(text_of(c) == "constexpr" for c in parent.children if c.type in (
-                    "type_qualifier", "storage_class_specifier")):
+            if any(
+                text_of(c) == "constexpr"
+                for c in parent.children
+                if c.type in ("type_qualifier", "storage_class_specifier")
+            ):
                 return "a constexpr initialiser"
             return None
         if kind in ("compound_statement", "function_definition", "expression_statement"):
