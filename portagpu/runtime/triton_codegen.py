@@ -31,8 +31,10 @@ _MISSING = object()
 # One key element per int, as fine as Triton's specialisation: -1 for the
 # value 1; otherwise the range (i32 0, i64 2, u64 4) plus 1 when divisible by
 # 16 (True/False for i32, the common case, is cheapest to compute).
-_INT_SPEC = ("-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
-             "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)")
+_INT_SPEC = (
+    "-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
+    "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)"
+)
 
 
 def hooks_idle(hook: Any) -> bool:
@@ -56,16 +58,32 @@ def _scope(launcher: TritonLauncher) -> dict[str, Any]:
     """Names the generated code uses."""
     knobs = launcher.knobs
     return {
-        "kernel": launcher.kernel, "cache_get": launcher.cache.get, "remember": launcher._remember,
-        "native": launcher._native, "get_device": launcher.current_device, "get_stream": launcher.current_stream,
-        "rt": knobs, "ENTER": knobs.launch_enter_hook, "LEAVE": knobs.launch_exit_hook,
-        "globals_changed": globals_changed, "TAG": object(),
+        "kernel": launcher.kernel,
+        "cache_get": launcher.cache.get,
+        "remember": launcher._remember,
+        "native": launcher._native,
+        "get_device": launcher.current_device,
+        "get_stream": launcher.current_stream,
+        "rt": knobs,
+        "ENTER": knobs.launch_enter_hook,
+        "LEAVE": knobs.launch_exit_hook,
+        "globals_changed": globals_changed,
+        "TAG": object(),
     }
 
 
-def _launch_lines(launcher: TritonLauncher, params: list[str], tensors: list[int], *, key_head: str,
-                  grid: list[str], grid_name: str, native_args: str, refuse: str,
-                  fixed_tensors: tuple[int, ...] = ()) -> list[str]:
+def _launch_lines(
+    launcher: TritonLauncher,
+    params: list[str],
+    tensors: list[int],
+    *,
+    key_head: str,
+    grid: list[str],
+    grid_name: str,
+    native_args: str,
+    refuse: str,
+    fixed_tensors: tuple[int, ...] = (),
+) -> list[str]:
     """From the key to the launch, once `dev` and the parameters are bound:
     read the tensors' addresses, look the key (`key_head` + each tensor's
     dtype and alignment) up, compile through Triton on a miss (`native_args`),
@@ -73,15 +91,20 @@ def _launch_lines(launcher: TritonLauncher, params: list[str], tensors: list[int
     the statement for a call this code must not launch. `fixed_tensors` are
     GPU tensors whose address the code holds as a constant (a{i})."""
     p = params
-    addresses = ", ".join(f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p)))
+    addresses = ", ".join(
+        f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
+    )
     every = ", ".join(p)
     on_gpu = " and ".join(f"{p[i]}.is_cuda" for i in tensors) or "True"
     # No launch hook installed (a profiler adds them): pass None, as Triton's
     # launcher does nothing with an empty chain. Triton with HookChain knobs:
     # the chains of configure time, still empty; older Triton: None.
-    idle = ("rt.launch_enter_hook is ENTER and rt.launch_exit_hook is LEAVE and not ENTER.calls "
-            "and not LEAVE.calls" if hasattr(launcher.knobs.launch_enter_hook, "calls")
-            else "rt.launch_enter_hook is None and rt.launch_exit_hook is None")
+    idle = (
+        "rt.launch_enter_hook is ENTER and rt.launch_exit_hook is LEAVE and not ENTER.calls "
+        "and not LEAVE.calls"
+        if hasattr(launcher.knobs.launch_enter_hook, "calls")
+        else "rt.launch_enter_hook is None and rt.launch_exit_hook is None"
+    )
     dims = "g0, g1, g2, stream, function"
     return [
         "try:",
@@ -114,7 +137,9 @@ def _launch_lines(launcher: TritonLauncher, params: list[str], tensors: list[int
     ]
 
 
-def _compile(launcher: TritonLauncher, signature: str, body: list[str], scope: dict) -> Callable[..., bool]:
+def _compile(
+    launcher: TritonLauncher, signature: str, body: list[str], scope: dict
+) -> Callable[..., bool]:
     source = f"def {signature}:\n" + "".join(f"    {line}\n" for line in body)
     name = getattr(launcher.base, "__name__", "?")
     exec(compile(source, f"<portagpu launch of {name}>", "exec"), scope)
@@ -123,8 +148,9 @@ def _compile(launcher: TritonLauncher, signature: str, body: list[str], scope: d
     return function
 
 
-def make_fast_launch(launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple,
-                     meta: dict) -> Callable[..., bool] | None:
+def make_fast_launch(
+    launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple, meta: dict
+) -> Callable[..., bool] | None:
     """Straight-line launch code for one call shape and argument-type pattern.
 
     The shape is the positional count and the `meta` keys; the pattern is the
@@ -145,7 +171,9 @@ def make_fast_launch(launcher: TritonLauncher, nargs: int, plan: tuple, args: tu
     if nargs:
         body.append(f"{', '.join(p[:nargs])}, = args")
     body.append("try:")
-    body += [f"    {p[nargs + i]} = meta[{x!r}]" for i, (from_meta, x) in enumerate(fill) if from_meta]
+    body += [
+        f"    {p[nargs + i]} = meta[{x!r}]" for i, (from_meta, x) in enumerate(fill) if from_meta
+    ]
     body += [f"    o{i} = meta[{k!r}]" for i, k in enumerate(option_names)]
     body += ["    pass", "except KeyError:", "    return False"]
     for i, (from_meta, x) in enumerate(fill):
@@ -194,15 +222,30 @@ def make_fast_launch(launcher: TritonLauncher, nargs: int, plan: tuple, args: tu
         "        nw = scale_warps(num_warps)",
         "dev = get_device()",
         f"key_head = ({', '.join(head)},)",
-        *_launch_lines(launcher, p, tensors, key_head="key_head + (", grid=grid, grid_name="grid",
-                       native_args="grid, args, nw, None, meta", refuse="return False"),
+        *_launch_lines(
+            launcher,
+            p,
+            tensors,
+            key_head="key_head + (",
+            grid=grid,
+            grid_name="grid",
+            native_args="grid, args, nw, None, meta",
+            refuse="return False",
+        ),
     ]
     return _compile(launcher, "fast_launch(grid, args, num_warps, meta)", body, scope)
 
 
-def make_bound_launch(launcher: TritonLauncher, grid: tuple, args: tuple, varying: tuple[int, ...],
-                      nw: int | None, meta: dict, detection: Any, fallback: Callable[..., None]
-                      ) -> Callable[..., Any] | None:
+def make_bound_launch(
+    launcher: TritonLauncher,
+    grid: tuple,
+    args: tuple,
+    varying: tuple[int, ...],
+    nw: int | None,
+    meta: dict,
+    detection: Any,
+    fallback: Callable[..., None],
+) -> Callable[..., Any] | None:
     """Launch code with everything fixed but the tensors at positions `varying`
     of `args`, which it takes as its parameters, in order.
 
@@ -215,30 +258,53 @@ def make_bound_launch(launcher: TritonLauncher, grid: tuple, args: tuple, varyin
     fixed arguments are held by the code (a placeholder the caller owns);
     None if one is not on the GPU."""
     names = launcher.names
-    full = list(args) + [meta[name] if name in meta else default
-                         for name, default in zip(names[len(args):], launcher.defaults[len(args):], strict=True)]
+    full = list(args) + [
+        meta[name] if name in meta else default
+        for name, default in zip(names[len(args) :], launcher.defaults[len(args) :], strict=True)
+    ]
     scope = _scope(launcher)
     p = [f"p{i}" for i in range(len(names))]
     params = ", ".join(p[i] for i in varying)
     size = len(grid)
     scope.update({p[i]: value for i, value in enumerate(full) if i not in varying})
     # a tensor the caller fixes (a placeholder it owns) is passed as its address
-    fixed_tensors = tuple(i for i, value in enumerate(full)
-                          if i not in varying and isinstance(value, launcher.tensor_type))
+    fixed_tensors = tuple(
+        i
+        for i, value in enumerate(full)
+        if i not in varying and isinstance(value, launcher.tensor_type)
+    )
     for i in fixed_tensors:
         if not full[i].is_cuda:
             return None
         scope[f"a{i}"] = full[i].data_ptr()
-    scope.update({"dm": detection, "READY": detection.detection_count, "fallback": fallback, "GRID": grid,
-                  "NW": nw, "META": meta,
-                  "g0": grid[0], "g1": grid[1] if size > 1 else 1, "g2": grid[2] if size > 2 else 1})
+    scope.update(
+        {
+            "dm": detection,
+            "READY": detection.detection_count,
+            "fallback": fallback,
+            "GRID": grid,
+            "NW": nw,
+            "META": meta,
+            "g0": grid[0],
+            "g1": grid[1] if size > 1 else 1,
+            "g2": grid[2] if size > 2 else 1,
+        }
+    )
     refuse = f"return fallback({params})"
     body = [
         "if dm.detection_count != READY or kernel.pre_run_hooks:",
         f"    {refuse}",
         "dev = get_device()",
-        *_launch_lines(launcher, p, list(varying), key_head="(TAG, dev, ", grid=[], grid_name="GRID",
-                       native_args=f"GRID, ({', '.join(p[:len(args)])},), NW, None, META", refuse=refuse,
-                       fixed_tensors=fixed_tensors),
+        *_launch_lines(
+            launcher,
+            p,
+            list(varying),
+            key_head="(TAG, dev, ",
+            grid=[],
+            grid_name="GRID",
+            native_args=f"GRID, ({', '.join(p[: len(args)])},), NW, None, META",
+            refuse=refuse,
+            fixed_tensors=fixed_tensors,
+        ),
     ]
     return _compile(launcher, f"bound_launch({params})", body, scope)

@@ -37,7 +37,9 @@ def test_the_reference_runs_where_triton_is_interpreted(use_device, device):
 
     n = 3000
     x, out = torch.randn(n), torch.full((n,), float("nan"))
-    portagpu.launch(kernel, (triton.cdiv(n, 4096),), x, out, 0.5, n, BLOCK=4096, num_warps=4, num_stages=2)
+    portagpu.launch(
+        kernel, (triton.cdiv(n, 4096),), x, out, 0.5, n, BLOCK=4096, num_warps=4, num_stages=2
+    )
     torch.testing.assert_close(out, x * 0.5)
     assert calls == [4096]  # constexprs by keyword; num_warps and num_stages are launch options
 
@@ -58,8 +60,11 @@ def test_a_gpu_that_runs_triton_ignores_the_reference(use_device, monkeypatch):
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 0, raising=False)
     kernel, launched = make_kernel(), []
-    monkeypatch.setattr(type(kernel), "__getitem__",
-                        lambda self, grid: lambda *args, **kwargs: launched.append(grid))
+    monkeypatch.setattr(
+        type(kernel),
+        "__getitem__",
+        lambda self, grid: lambda *args, **kwargs: launched.append(grid),
+    )
     portagpu.reference_for(kernel, lambda *args, **kwargs: pytest.fail("the reference ran"))
     portagpu.launch(kernel, (1,), torch.zeros(4), torch.zeros(4), 1.0, 4, BLOCK=16, interpret=True)
     assert launched == [(1,)]
