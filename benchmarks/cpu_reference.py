@@ -28,18 +28,10 @@ import torch
 import triton
 import triton.language as tl
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_overhead import add_kernel  # noqa: E402
+
 RESULTS = Path(__file__).with_name("results")
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(
-        out_ptr + offsets,
-        tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
-        mask=mask,
-    )
 
 
 @triton.jit
@@ -88,25 +80,23 @@ def main() -> int:
     x, y, out = torch.randn(n), torch.randn(n), torch.empty(n)
     rows = cols = 1024
     m, mout = torch.randn(rows, cols), torch.empty(rows, cols)
+
+    def add_case(block: int) -> tuple:
+        def launch(**options):
+            portagpu.launch(
+                add_kernel, (triton.cdiv(n, block),), x, y, out, n, BLOCK=block, **options
+            )
+
+        return launch, lambda: torch.add(x, y, out=out), out, lambda: x + y
+
+    def softmax_launch(**options):
+        portagpu.launch(softmax_kernel, (rows,), m, mout, cols, BLOCK=1024, **options)
+
     cases = {
-        "add 2^20, BLOCK=1024": (
-            lambda **kw: portagpu.launch(
-                add_kernel, (triton.cdiv(n, 1024),), x, y, out, n, BLOCK=1024, **kw
-            ),
-            lambda: torch.add(x, y, out=out),
-            out,
-            lambda: x + y,
-        ),
-        "add 2^20, BLOCK=16384": (
-            lambda **kw: portagpu.launch(
-                add_kernel, (triton.cdiv(n, 16384),), x, y, out, n, BLOCK=16384, **kw
-            ),
-            lambda: torch.add(x, y, out=out),
-            out,
-            lambda: x + y,
-        ),
+        "add 2^20, BLOCK=1024": add_case(1024),
+        "add 2^20, BLOCK=16384": add_case(16384),
         "softmax 1024x1024, a row per program": (
-            lambda **kw: portagpu.launch(softmax_kernel, (rows,), m, mout, cols, BLOCK=1024, **kw),
+            softmax_launch,
             lambda: torch.softmax(m, -1, out=mout),
             mout,
             lambda: torch.softmax(m, -1),

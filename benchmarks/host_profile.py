@@ -18,11 +18,9 @@ import cProfile
 import inspect
 import io
 import json
+import os
 import pstats
-import statistics
 import sys
-import time
-import timeit
 from pathlib import Path
 from typing import Any
 
@@ -33,51 +31,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812
 import triton
-import triton.language as tl
 
-ADD_SOURCE = r"""
-extern "C" __global__ void add(const float* x, const float* y, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = x[i] + y[i];
-}
-"""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_overhead import ADD_SOURCE, add_kernel, host_cost_us, statement_us  # noqa: E402
 
 
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(
-        out_ptr + offsets,
-        tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
-        mask=mask,
-    )
-
-
-def stmt_ns(stmt: str, env: dict[str, Any], number: int = 20000) -> float:
-    """ns per execution of `stmt` (best of 5), minus an empty statement."""
-    timer = timeit.Timer(stmt, globals=env)
-    empty = timeit.Timer("pass", globals=env)
-    best = min(timer.repeat(5, number)) / number
-    base = min(empty.repeat(5, number)) / number
-    return round((best - base) * 1e9, 1)
+def stmt_ns(stmt: str, env: dict[str, Any]) -> float:
+    return round(statement_us(stmt, env) * 1000, 1)
 
 
 def per_call_us(variants: dict[str, Any], calls: int = 2000, rounds: int = 7) -> dict[str, float]:
-    """Median over interleaved rounds of host us per call (no sync in the loop)."""
-    samples: dict[str, list[float]] = {k: [] for k in variants}
-    for fn in variants.values():
-        for _ in range(20):
-            fn()
-    torch.cuda.synchronize()
-    for _ in range(rounds):
-        for name, fn in variants.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            samples[name].append((time.perf_counter() - start) / calls * 1e6)
-            torch.cuda.synchronize()
-    return {k: round(statistics.median(v), 3) for k, v in samples.items()}
+    return {k: round(v, 3) for k, v in host_cost_us(variants, calls, rounds).items()}
 
 
 def source_of(obj: Any) -> str:

@@ -112,40 +112,17 @@ def softmax_candidates(rows: int, cols: int, x: torch.Tensor, out: torch.Tensor)
 def layer_norm_candidates(rows: int, cols: int, x, w, b, out) -> Candidates:
     block = triton.next_power_of_2(cols)
     eps = 1e-5
+    tensors, flags = (x, w, b, out), {"HAS_WEIGHT": True, "HAS_BIAS": True}
 
     def fused(per: int, warps: int):
         grid = (triton.cdiv(rows, per),)
         return lambda: LN.layer_norm_kernel[grid](
-            x,
-            w,
-            b,
-            out,
-            rows,
-            cols,
-            cols,
-            cols,
-            eps,
-            HAS_WEIGHT=True,
-            HAS_BIAS=True,
-            ROWS=per,
-            BLOCK=block,
-            num_warps=warps,
+            *tensors, rows, cols, cols, cols, eps, **flags, ROWS=per, BLOCK=block, num_warps=warps
         )
 
     def per_row(kernel: Any, blk: int, warps: int):
         return lambda: kernel[(rows,)](
-            x,
-            w,
-            b,
-            out,
-            cols,
-            cols,
-            cols,
-            eps,
-            HAS_WEIGHT=True,
-            HAS_BIAS=True,
-            BLOCK=blk,
-            num_warps=warps,
+            *tensors, cols, cols, cols, eps, **flags, BLOCK=blk, num_warps=warps
         )
 
     if cols <= 256:

@@ -95,34 +95,30 @@ def test_cuda_kernel_alternating_torch_and_cupy_arguments():
     n = 3000
     for _ in range(3):
         for framework in ("cupy", "torch"):
-            if framework == "torch":
-                x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-            else:
-                x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
-            expected = 0.25 * x + y
-            portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, 0.25, n, block=256)
-            if framework == "torch":
-                torch.testing.assert_close(y, expected)
-            else:
-                cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+            check_axpy(kernel, framework, n, 0.25)
     assert len(kernel._patterns) == 2
     assert kernel._fast.source.count("def fast_launch") == 1
+
+
+def check_axpy(kernel, framework: str, n: int, a: float) -> None:
+    """y = a * x + y through portagpu.launch on fresh inputs of `framework`."""
+    if framework == "torch":
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    else:
+        x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
+    expected = a * x + y
+    portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, a, n, block=256)
+    if framework == "torch":
+        torch.testing.assert_close(y, expected)
+    else:
+        cupy.testing.assert_allclose(y, expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("framework", ["torch", "cupy"])
 def test_cuda_kernel_fast_path_is_used_and_correct(framework):
     kernel = portagpu.CudaKernel(SOURCE, "axpy")
     for n in (1000, 4096, 4096, 77777, 4096):
-        if framework == "torch":
-            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-        else:
-            x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
-        expected = 0.5 * x + y
-        portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, 0.5, n, block=256)
-        if framework == "torch":
-            torch.testing.assert_close(y, expected)
-        else:
-            cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+        check_axpy(kernel, framework, n, 0.5)
     assert "def fast_launch" in kernel._fast.source
     with pytest.raises(LaunchError, match="not contiguous"):
         gpu = torch.zeros(8, device="cuda")
