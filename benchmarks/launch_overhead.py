@@ -109,7 +109,7 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
     scope = {"TAG": object(), "dev": 0, "nw": None, "p0": x, "p1": y, "p2": out_t, "p3": n, "p4": 1024,
              "a0": x.data_ptr(), "a1": y.data_ptr(), "a2": out_t.data_ptr()}
     scope.update(launcher.shapes[4].__globals__)
-    key_lines = generated_line(source, "key_head = (") + "\n" + generated_line(source, "key = key_head")
+    key_lines = generated_line(source, "key = (")
     out["triton: building the key (generated lines, data_ptr() read before)"] = statement_us(key_lines, scope)
     out["triton: reading the three data_ptr()s"] = statement_us("p0.data_ptr(); p1.data_ptr(); p2.data_ptr()", scope)
     keyed: dict = {}

@@ -221,12 +221,11 @@ def make_fast_launch(
         "    if nw is None:",
         "        nw = scale_warps(num_warps)",
         "dev = get_device()",
-        f"key_head = ({', '.join(head)},)",
         *_launch_lines(
             launcher,
             p,
             tensors,
-            key_head="key_head + (",
+            key_head=f"({', '.join(head)}, ",
             grid=grid,
             grid_name="grid",
             native_args="grid, args, nw, None, meta",

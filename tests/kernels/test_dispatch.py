@@ -77,6 +77,7 @@ def test_gpu_defaults_come_from_the_table():
     assert _dispatch.choose("softmax", NVIDIA, None, fits="integer input") == "torch"
 
 
+@pytest.mark.cpu_only  # beside a Triton GPU backend the interpreter is not run (see below)
 def test_triton_runs_on_the_cpu_without_triton_interpret(monkeypatch):
     """The interpreter is chosen per kernel at launch: no environment variable."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
@@ -114,6 +115,10 @@ def test_vendor_options_from_the_table_reach_portagpu_launch(monkeypatch):
     assert "upto" not in meta
 
 
+# where the plan tests run Triton: the GPU if there is one, else the interpreter
+WHERE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def test_a_call_shape_is_planned_once(monkeypatch):
     """The implementation, table row and launch arguments are worked out on the
     first call of a shape; later calls of that shape reuse them."""
@@ -121,20 +126,21 @@ def test_a_call_shape_is_planned_once(monkeypatch):
     original = _dispatch.choose
     monkeypatch.setattr(_dispatch, "choose", lambda *a, **k: chosen.append(a[0]) or original(*a, **k))
     _dispatch.forget_plans()
-    x = torch.randn(5, 7)
+    x = torch.randn(5, 7, device=WHERE)
     for _ in range(3):
-        torch.testing.assert_close(K.softmax(x), torch.softmax(x, -1))
+        torch.testing.assert_close(K.softmax(x, impl="torch"), torch.softmax(x, -1))
     assert chosen == ["softmax"]
-    K.softmax(torch.randn(5, 8))  # another shape: planned anew
+    K.softmax(torch.randn(5, 8, device=WHERE), impl="torch")  # another shape: planned anew
     K.softmax(x, impl="triton")  # another request
     assert chosen == ["softmax"] * 3
     assert K.last_impl() == "triton"
-    K.softmax(x)
+    K.softmax(x, impl="torch")
     assert K.last_impl() == "torch"  # recorded on every call, not only when planned
 
 
 def test_the_environment_variable_is_part_of_the_plan(monkeypatch):
-    x = torch.randn(4, 9)
+    x = torch.randn(4, 9, device=WHERE)
+    monkeypatch.setenv(_dispatch.ENV_IMPL, "torch")
     K.softmax(x)
     assert K.last_impl() == "torch"
     monkeypatch.setenv(_dispatch.ENV_IMPL, "triton")
@@ -146,17 +152,17 @@ def test_the_environment_variable_is_part_of_the_plan(monkeypatch):
 
 
 def test_a_plan_checks_out_on_every_call():
-    x = torch.randn(3, 5)
+    x = torch.randn(3, 5, device=WHERE)
     K.softmax(x, impl="triton")
     with pytest.raises(LaunchError, match="out has shape"):
-        K.softmax(x, out=torch.empty(3, 6), impl="triton")
-    out = torch.full((3, 5), float("nan"))
+        K.softmax(x, out=torch.empty(3, 6, device=WHERE), impl="triton")
+    out = torch.full((3, 5), float("nan"), device=WHERE)
     assert K.softmax(x, out=out, impl="triton") is out
     torch.testing.assert_close(out, torch.softmax(x, -1))
 
 
 def test_forget_plans_takes_a_changed_table(monkeypatch):
-    x = torch.randn(6, 20)
+    x = torch.randn(6, 20, device=WHERE)
     K.sum(x, dim=1, impl="triton")
     rows = []
     original = _tuning.config
@@ -165,7 +171,7 @@ def test_forget_plans_takes_a_changed_table(monkeypatch):
     assert rows == []  # planned before: the table is not read again
     _dispatch.forget_plans()
     torch.testing.assert_close(K.sum(x, dim=1, impl="triton"), x.sum(1))
-    assert rows == [("reduce_rows", "cpu", 20)]
+    assert rows == [("reduce_rows", device_of(x).vendor, 20)]
 
 
 def test_a_cpu_tensor_on_a_gpu_host_does_not_run_the_interpreter(monkeypatch):
