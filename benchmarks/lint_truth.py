@@ -74,7 +74,16 @@ FAMILY_CATEGORY: dict[str, str | None] = {
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 # A Python string holding any of these is CUDA C source (kind "embedded").
-CUDA_MARKERS = ("__global__", "__device__", "threadIdx", "blockIdx", "__shfl", "extern \"C\"", "asm(", "asm volatile")
+CUDA_MARKERS = (
+    "__global__",
+    "__device__",
+    "threadIdx",
+    "blockIdx",
+    "__shfl",
+    'extern "C"',
+    "asm(",
+    "asm volatile",
+)
 
 
 @dataclass(frozen=True)
@@ -94,9 +103,18 @@ def read_labels(paths: list[str]) -> list[Label]:
             for n, row in enumerate(csv.DictReader(fh), start=2):
                 where = f"{p}:{n}"
                 try:
-                    lab = Label(row["repo"], row["commit"], row["path"], int(row["line"]), row["category"], row["label"])
+                    lab = Label(
+                        row["repo"],
+                        row["commit"],
+                        row["path"],
+                        int(row["line"]),
+                        row["category"],
+                        row["label"],
+                    )
                 except (KeyError, TypeError, ValueError) as exc:
-                    sys.exit(f"lint_truth: {where}: bad row ({exc}); see benchmarks/lint_truth/README.md")
+                    sys.exit(
+                        f"lint_truth: {where}: bad row ({exc}); see benchmarks/lint_truth/README.md"
+                    )
                 if lab.category not in CATEGORIES:
                     sys.exit(f"lint_truth: {where}: unknown category {lab.category!r}")
                 if lab.label not in LABELS:
@@ -127,12 +145,23 @@ def run_lint(local_dir: Path, files: list[str], jobs: int | None) -> tuple[list[
         # An empty config: the corpus is linted with the defaults, not this repo's.
         cfg = Path(tmp, "pyproject.toml")
         cfg.write_text("[tool.portagpu.lint]\n")
-        cmd = [sys.executable, "-m", "portagpu", "lint", "--format", "json", "--exit-zero", "--no-cache"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "portagpu",
+            "lint",
+            "--format",
+            "json",
+            "--exit-zero",
+            "--no-cache",
+        ]
         cmd += ["--target", "rocm,mps,cpu", "--config", str(cfg)]
         if jobs:
             cmd += ["-j", str(jobs)]
         start = time.perf_counter()
-        proc = subprocess.run(cmd + files, cwd=local_dir, capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            cmd + files, cwd=local_dir, capture_output=True, text=True, check=False
+        )
         wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"lint_truth: portagpu lint failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -181,10 +210,18 @@ def tally(keys: set, truth: dict, reported: set) -> dict:
     tp = sum(1 for k in keys if truth.get(k) == "finding" and k in reported)
     fn = sum(1 for k in keys if truth.get(k) == "finding" and k not in reported)
     fp = sum(1 for k in keys if k in reported and truth.get(k) not in ("finding", "ambiguous"))
-    return {"tp": tp, "fn": fn, "fp": fp, "recall": ratio(tp, tp + fn), "precision": ratio(tp, tp + fp)}
+    return {
+        "tp": tp,
+        "fn": fn,
+        "fp": fp,
+        "recall": ratio(tp, tp + fn),
+        "precision": ratio(tp, tp + fp),
+    }
 
 
-def score(labels: list[Label], findings: list[dict], families: dict[str, str], local_dir: Path) -> dict:
+def score(
+    labels: list[Label], findings: list[dict], families: dict[str, str], local_dir: Path
+) -> dict:
     labelled = {local_name(lab.repo, lab.path) for lab in labels}
     truth: dict[tuple[str, int, str], str] = {}
     for lab in labels:
@@ -214,10 +251,15 @@ def score(labels: list[Label], findings: list[dict], families: dict[str, str], l
     keys = set(truth) | reported
     by_cat = {c: tally({k for k in keys if k[2] == c}, truth, reported) for c in CATEGORIES}
     by_kind = {
-        kd: tally({k for k in keys if kind_of(k[0], k[1], k[2], string_lines) == kd}, truth, reported) for kd in KINDS
+        kd: tally(
+            {k for k in keys if kind_of(k[0], k[1], k[2], string_lines) == kd}, truth, reported
+        )
+        for kd in KINDS
     }
     misses = sorted(k for k in keys if truth.get(k) == "finding" and k not in reported)
-    false_pos = sorted(k for k in keys if k in reported and truth.get(k) not in ("finding", "ambiguous"))
+    false_pos = sorted(
+        k for k in keys if k in reported and truth.get(k) not in ("finding", "ambiguous")
+    )
     return {
         "files": len(labelled),
         "repos": len({lab.repo for lab in labels}),
@@ -227,7 +269,9 @@ def score(labels: list[Label], findings: list[dict], families: dict[str, str], l
         "by_category": by_cat,
         "by_kind": by_kind,
         "misses": [f"{p}:{ln} {c}" for p, ln, c in misses],
-        "false_positives": [f"{p}:{ln} {c} ({','.join(sorted(rules_of[(p, ln, c)]))})" for p, ln, c in false_pos],
+        "false_positives": [
+            f"{p}:{ln} {c} ({','.join(sorted(rules_of[(p, ln, c)]))})" for p, ln, c in false_pos
+        ],
         "unmapped_codes": dict(unmapped),
     }
 
@@ -237,21 +281,29 @@ def fmt(v: float | None) -> str:
 
 
 def print_table(res: dict) -> None:
-    print(f"lint_truth: {res['files']} files from {res['repos']} repositories; labels {res['labels']}")
+    print(
+        f"lint_truth: {res['files']} files from {res['repos']} repositories; labels {res['labels']}"
+    )
     print(f"{'':18} {'recall':>6} {'prec':>6} {'tp':>4} {'fn':>4} {'fp':>4}")
     rows = [(c, res["by_category"][c]) for c in CATEGORIES]
     rows += [("kind " + k, res["by_kind"][k]) for k in KINDS]
     rows += [("pooled CUDA cats", res["pooled_cuda"]), ("pooled", res["pooled"])]
     for name, t in rows:
-        print(f"{name:18} {fmt(t['recall']):>6} {fmt(t['precision']):>6} {t['tp']:4} {t['fn']:4} {t['fp']:4}")
+        print(
+            f"{name:18} {fmt(t['recall']):>6} {fmt(t['precision']):>6} {t['tp']:4} {t['fn']:4} {t['fp']:4}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="+", metavar="LABELS... LOCAL_DIR")
-    ap.add_argument("-o", "--output", default=str(RESULTS), help="JSON results (default: %(default)s)")
+    ap.add_argument(
+        "-o", "--output", default=str(RESULTS), help="JSON results (default: %(default)s)"
+    )
     ap.add_argument("-j", "--jobs", type=int, default=None, help="passed to portagpu lint")
-    ap.add_argument("-q", "--quiet", action="store_true", help="no lists of misses / false positives")
+    ap.add_argument(
+        "-q", "--quiet", action="store_true", help="no lists of misses / false positives"
+    )
     args = ap.parse_args(argv)
     if len(args.paths) < 2:
         ap.error("need at least one label file and LOCAL_DIR")
@@ -261,7 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     wanted = sorted({local_name(lab.repo, lab.path) for lab in labels})
     missing = [p for p in wanted if not (local_dir / p).is_file()]
     if missing:
-        print(f"lint_truth: {len(missing)} labelled files are not in {local_dir} (skipped):", file=sys.stderr)
+        print(
+            f"lint_truth: {len(missing)} labelled files are not in {local_dir} (skipped):",
+            file=sys.stderr,
+        )
         for p in missing:
             print(f"  {p}", file=sys.stderr)
         labels = [lab for lab in labels if local_name(lab.repo, lab.path) not in missing]
