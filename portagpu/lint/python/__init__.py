@@ -1,7 +1,7 @@
 """Python-level portability rules: `check_python` is the engine's entry point.
 
 One `ast` parse, one pruned walk dispatching to every enabled checker, then
-CUDA sources embedded in strings go to portagpu.cuda.check_embedded.
+CUDA sources embedded in strings go to portagpu.lint.cuda.check_embedded.
 
     source.py    character columns, candidate lines (token search)
     imports.py   import aliases -> qualified names
@@ -78,7 +78,7 @@ def check_python(
     """Findings of the given Python-language rules (and embedded-CUDA rules) for one file."""
     python_rules = [r for r in rules if r.language == "python"]
     # CUDA rules, and Python-language rules whose checker lives on the CUDA side
-    # (e.g. "kernel source not checkable"), go to portagpu.cuda.check_embedded
+    # (e.g. "kernel source not checkable"), go to portagpu.lint.cuda.check_embedded
     cuda_rules = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
     reenable = gc.isenabled()
     gc.disable()  # ast trees are large acyclic graphs: collections only cost time
@@ -130,7 +130,7 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
 
 def _check_embedded(path, text, tree, rules, settings) -> list[Finding]:
     try:
-        from portagpu.cuda import check_embedded
+        from portagpu.lint.cuda import check_embedded
     except ImportError:
         return []  # the CUDA analyser is optional until it lands
     return list(check_embedded(path, text, tree, rules, settings))

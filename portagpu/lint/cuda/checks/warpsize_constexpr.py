@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.lint.cuda.registry import checker
 from portagpu.lint.model import Rule
 
 CONSTANT_CONTEXTS = {
@@ -44,7 +45,8 @@ def _context(node) -> str | None:
     return None
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+@checker("warpsize_constexpr")
+def warpsize_constexpr(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     if "warpSize" not in unit.text:
         return
     for node in unit.nodes("identifier", "type_identifier"):

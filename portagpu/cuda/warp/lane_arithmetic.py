@@ -12,10 +12,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from portagpu.cuda.checks._common import WARP_PRIMITIVES, WARPISH_NAME, mentions
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, enclosing_function, int_value, unwrap
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import WARP_PRIMITIVES, WARPISH_NAME, Options, mentions
 
 # operator -> the literal that makes it warp-width arithmetic
 WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5}
@@ -80,7 +79,7 @@ def _names_warps(function: Any) -> bool:
     return False
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for node in unit.nodes("binary_expression"):
         op_node = node.child_by_field_name("operator")
         if op_node is None:

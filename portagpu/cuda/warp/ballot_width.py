@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from portagpu.cuda.checks._common import BALLOTS, is_32bit_declaration
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, unwrap
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration
 
 BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
 # Only these keep their meaning at 64 bits; `31 - __clz(b)` or `__brev(b)` around
@@ -45,7 +44,7 @@ def narrow_stores(unit: CudaUnit, producers: frozenset[str]) -> Iterator[tuple[s
             yield name, call, target
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for name, call, target in narrow_stores(unit, BALLOTS):
         yield Hit(call.start_byte, call.end_byte,
                   {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target})

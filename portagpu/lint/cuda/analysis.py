@@ -1,22 +1,20 @@
 """Runs the C-level rules (PG5xx/PG6xx) of the catalogue over CUDA sources.
 
-Each rule names a checker; `portagpu.cuda.checks.<checker>` provides
-`check(unit, rule) -> Iterable[Hit]`. Positions come from the unit's own text
+Each rule names a checker registered in registry.py (`fn(unit, rule) ->
+Iterable[Hit]`, defined in checks/). Positions come from the unit's own text
 for .cu files, or through a locator for sources embedded in Python.
 """
 
 from __future__ import annotations
 
-import importlib
 import string
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache
 from typing import Any
 
 from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
+from portagpu.lint.cuda import registry
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
 
-Checker = Callable[[CudaUnit, Rule], Iterable[Hit]]
 # (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
 Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
 
@@ -24,22 +22,9 @@ Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
 MAX_ERROR_SHARE = 0.3
 
 
-@cache
-def get_checker(name: str) -> Checker | None:
-    if not name.isidentifier():
-        return None
-    try:
-        module = importlib.import_module(f"portagpu.cuda.checks.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"portagpu.cuda.checks.{name}":
-            return None
-        raise
-    return getattr(module, "check", None)
-
-
 def cuda_rules(rules: Sequence[Rule]) -> list[Rule]:
     """The rules this analyser runs: language cuda with a checker it has."""
-    return [r for r in rules if r.language == "cuda" and get_checker(r.checker) is not None]
+    return [r for r in rules if r.language == "cuda" and registry.get(r.checker) is not None]
 
 
 class _Values(dict):
@@ -57,14 +42,9 @@ def format_message(rule: Rule, values: dict[str, Any]) -> str:
 def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
     hits: list[tuple[Rule, Hit]] = []
     for rule in cuda_rules(rules):
-        checker = get_checker(rule.checker)
+        checker = registry.get(rule.checker)
         assert checker is not None
-        seen: set[tuple[int, int]] = set()
-        for hit in checker(unit, rule):
-            if unit.is_guarded(hit.start) or (hit.start, hit.end) in seen:
-                continue
-            seen.add((hit.start, hit.end))
-            hits.append((rule, hit))
+        hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
     return hits
 
 

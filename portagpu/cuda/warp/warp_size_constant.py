@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, declared_names, int_value, parse_int, strip_comments
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import Options
 
 DEFAULT_NAMES = (
     r"(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
@@ -18,13 +18,13 @@ DEFAULT_NAMES = (
 )
 
 
-def _name_pattern(rule: Rule) -> re.Pattern[str]:
-    names = tuple(rule.options.get("names", ())) or DEFAULT_NAMES
+def _name_pattern(options: Options) -> re.Pattern[str]:
+    names = tuple(options.get("names", ())) or DEFAULT_NAMES
     return re.compile(r"^(?:" + "|".join(names) + r")$", re.IGNORECASE)
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
-    pattern = _name_pattern(rule)
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    pattern = _name_pattern(options)
     for node in unit.nodes("preproc_def"):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")

@@ -1,8 +1,9 @@
-"""Predicates shared by the warp checkers."""
+"""Predicates shared by the warp-construct finders."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from portagpu.cuda.parser import text_of
@@ -28,6 +29,9 @@ FULL32 = 0xFFFFFFFF
 UNSIGNED_32_CASTS = frozenset(
     {"unsigned", "unsigned int", "uint32_t", "std::uint32_t", "uint", "unsigned int32_t"}
 )
+# a finder's data: the `options:` of the rule that names it (rules/*.yaml)
+Options = Mapping[str, Any]
+
 WARPISH_NAME = re.compile(r"lane|warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from portagpu.cuda.checks._common import SHUFFLES
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, declared_names, int_value
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import SHUFFLES, Options
 
 
 def _delta(name: str, call: Any) -> Any:
@@ -62,7 +61,7 @@ def _shuffles_with(loop: Any, var: str) -> bool:
     return False
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
 
     for loop in unit.nodes("for_statement"):
         var_start = _loop_variable(loop)

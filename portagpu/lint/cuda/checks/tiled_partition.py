@@ -6,12 +6,14 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, int_value
+from portagpu.lint.cuda.registry import checker
 from portagpu.lint.model import Rule
 
 TILE_TEMPLATES = frozenset({"tiled_partition", "thread_block_tile"})
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+@checker("tiled_partition")
+def tiled_partition(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     for node in unit.nodes("template_function", "template_type"):
         name = node.child_by_field_name("name")
         args = node.child_by_field_name("arguments")

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import Options
 
 DIVISORS = {"/": 32, ">>": 5}
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for decl in unit.nodes("declaration"):
         if not any(c.type == "type_qualifier" and text_of(c) == "__shared__" for c in decl.children):
             continue

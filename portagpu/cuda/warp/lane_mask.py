@@ -8,10 +8,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from portagpu.cuda.checks._common import MASK_SYNC_FUNCTIONS, is_full_mask_32, macro_is_full_mask_32
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, call_args, declared_names, unwrap
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import (
+    MASK_SYNC_FUNCTIONS,
+    Options,
+    is_full_mask_32,
+    macro_is_full_mask_32,
+)
 
 REPLACEMENT = "~0ull"
 ANY_SYNC = "__*_sync"
@@ -21,7 +25,7 @@ MASK_NAME = re.compile(r"^(k_?)?(full|all|warp|lane|active|default)_?(warp_?|lan
                        re.IGNORECASE)
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     reported: set[int] = set()
     for name, call in unit.calls(MASK_SYNC_FUNCTIONS):
         args = call_args(call)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.lint.cuda.registry import checker
 from portagpu.lint.model import Rule
 
 
@@ -29,7 +30,8 @@ def _header(node) -> str:
     return text_of(path).strip('<>"') if path is not None else ""
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+@checker("library_use")
+def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     includes, namespaces, prefixes = _options(rule)
     library = rule.options.get("library", rule.name)
     any_include = False

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from portagpu.cuda.checks.ballot_width import narrow_stores
 from portagpu.cuda.unit import CudaUnit, Hit
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.ballot_width import narrow_stores
+from portagpu.cuda.warp.common import Options
 
 
-def check(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for name, call, target in narrow_stores(unit, frozenset({"__activemask"})):
         yield Hit(call.start_byte, call.end_byte, {"func": name, "var": target})
