@@ -41,15 +41,24 @@ class Hit:
     replacement: str | None = None  # a suggested edit of exactly [start, end)
 
 
-def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Byte spans of #if chains whose condition names a HIP guard macro.
+# Besides those names, a condition is a vendor switch when it names a macro
+# spelled like one (USE_ROCM, MMCV_WITH_HIP, BNB_HIP, GGML_USE_HIP,
+# TENSORFLOW_USE_ROCM, __AMDGCN_WAVEFRONT_SIZE, __GFX9__, __gfx90a__) or tests
+# the warp width (`#if WARP_SIZE == 64`).
+_SWITCH_NAME = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|ROCm|AMD|AMDGPU|AMDGCN|HCC|GFX\d*)(?:_|$)|^__gfx\w+__$")
+_WIDTH_TEST = re.compile(r"\b\w*(?:WARP|WAVE|[Ww]arp|[Ww]ave)\w*\s*(?:==|!=|>=|<=|>|<)\s*(?:32|64)\b")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
-    Only directive lines are read (conditional nesting), so it works even where
-    a conditional splits a C construct and tree-sitter cannot build a tree.
-    """
-    if not macros or "#" not in text:
-        return []
-    names = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\b")
+
+def is_switch_condition(condition: str, names: frozenset[str] = frozenset()) -> bool:
+    """Does an #if/#elif condition select code by GPU vendor or warp width?"""
+    if _WIDTH_TEST.search(condition):
+        return True
+    return any(word in names or _SWITCH_NAME.search(word) for word in _IDENT.findall(condition))
+
+
+def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     stack: list[list[Any]] = []  # [chain start, guarded?]
     offset = 0
@@ -68,9 +77,9 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
         if match:
             kind, rest = match.group(1), match.group(2)
             if kind.startswith("if"):
-                stack.append([start, bool(names.search(rest))])
+                stack.append([start, is_switch_condition(rest, names)])
             elif kind.startswith("elif"):
-                if stack and names.search(rest):
+                if stack and is_switch_condition(rest, names):
                     stack[-1][1] = True
             elif kind == "endif" and stack:
                 chain_start, guarded = stack.pop()
@@ -78,6 +87,32 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
                     spans.append((chain_start, offset + len(lines[i])))
         offset += len(lines[i]) + 1
         i += 1
+    return spans
+
+
+def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Byte spans of #if chains whose condition is a vendor switch (a HIP guard
+    macro of `macros`, or one named like it, or a warp-width test), both
+    branches. A macro #defined only inside such chains (`HAVE_CP_ASYNC` under
+    `#if !defined(GGML_USE_HIP)`) is a switch too.
+
+    Only directive lines are read (conditional nesting), so it works even where
+    a conditional splits a C construct and tree-sitter cannot build a tree.
+    """
+    if "#" not in text:
+        return []
+    names = frozenset(macros)
+    spans = _conditional_chains(text, names)
+    if not spans:
+        return spans
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for match in _DEFINE.finditer(text):
+        at = len(text[: match.start()].encode("utf-8", "surrogatepass")) if not text.isascii() else match.start()
+        (inside if any(a <= at < b for a, b in spans) else outside).add(match.group(1))
+    derived = inside - outside - names
+    if derived:
+        spans = _conditional_chains(text, names | derived)
     return spans
 
 

@@ -12,7 +12,16 @@ from pathlib import PurePath
 
 from portagpu.lint import meta
 
-LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".cu": "cuda", ".cuh": "cuda"}
+# A C/C++ header is linted as CUDA when its text holds device code (and is
+# never parsed as Python): see header_language.
+HEADER = "header"
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    **dict.fromkeys((".h", ".hpp", ".hxx", ".hh", ".inl"), HEADER),
+}
 
 
 # CUDA sources named for C++ build systems (TensorFlow, Bazel): splitext sees ".cc"
@@ -24,6 +33,16 @@ def language_of(path: str | PurePath) -> str | None:
     if name.endswith(CUDA_DOUBLE_SUFFIXES):
         return "cuda"
     return LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1])
+
+
+# Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
+# writes. A plain C++ header has none; each is one fast substring search.
+CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/")
+
+
+def header_language(data: bytes) -> str | None:
+    """"cuda" for a header holding device code, None for any other header."""
+    return "cuda" if any(marker in data for marker in CUDA_HEADER_MARKERS) else None
 
 
 @dataclass(frozen=True)
