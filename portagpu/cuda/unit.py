@@ -158,7 +158,16 @@ def parse_preferring_structure(text: str) -> Any:
     if flat_data == data:
         return tree
     flat = parse(flat_data)
-    return flat if loose_error_bytes(flat.root_node)[0] < loose_error_bytes(tree.root_node)[0] else tree
+    # fewer loose tokens wins; on a tie, fewer tokens tree-sitter had to invent
+    # (a loop whose body is an #ifdef gets an empty body: `for (...) <MISSING ;>`)
+    flat_loose, tree_loose = loose_error_bytes(flat.root_node)[0], loose_error_bytes(tree.root_node)[0]
+    if flat_loose < tree_loose or (flat_loose == tree_loose and _missing(flat.root_node) < _missing(tree.root_node)):
+        return flat
+    return tree
+
+
+def _missing(root: Any) -> int:
+    return sum(1 for node in walk(root) if node.is_missing)
 
 
 class CudaUnit:
@@ -332,6 +341,8 @@ def declared_type(decl: Any) -> str:
 THIRTY_TWO_BIT_TYPES = frozenset({
     "unsigned", "unsigned int", "int", "signed", "signed int", "uint32_t", "int32_t",
     "uint", "std::uint32_t", "std::int32_t", "unsigned long int32", "long", "unsigned long",
+    # the usual project typedefs of a 32-bit word (`typedef unsigned int U32;`)
+    "U32", "u32", "uint32", "UINT32", "S32", "s32", "int32", "INT32",
 })
 # `long` is 64-bit on LP64 Linux, but not on Windows where CUDA also builds: keep it out.
 THIRTY_TWO_BIT_TYPES = THIRTY_TWO_BIT_TYPES - {"long", "unsigned long", "unsigned long int32"}
@@ -353,6 +364,100 @@ def int_value(node: Any) -> tuple[int, str] | None:
     if node is None or node.type != "number_literal":
         return None
     return parse_int(text_of(node))
+
+
+_FOLDABLE = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None, ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "|": lambda a, b: a | b, "&": lambda a, b: a & b,
+}
+
+
+def const_value(node: Any, depth: int = 0) -> int | None:
+    """The value of an integer constant expression of literals (`32 - 1`, `(1U << 5)`)."""
+    node = unwrap(node)
+    if node is None or depth > 8:
+        return None
+    if node.type == "number_literal":
+        parsed = int_value(node)
+        return parsed[0] if parsed else None
+    if node.type == "binary_expression":
+        op = node.child_by_field_name("operator")
+        fold = _FOLDABLE.get(text_of(op)) if op is not None else None
+        left = const_value(node.child_by_field_name("left"), depth + 1)
+        right = const_value(node.child_by_field_name("right"), depth + 1)
+        return fold(left, right) if fold and left is not None and right is not None else None
+    return None
+
+
+_CONST_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|\s*(<<|>>|[-+*|&()])|\s*([A-Za-z_]\w*)")
+
+
+def eval_constant_text(text: str, lookup: Any = None, depth: int = 0) -> int | None:
+    """A #define value's integer, macros expanded through `lookup(name) -> text`:
+    `(1U << LOG2_WARP)` with LOG2_WARP 5 is 32. None when not a constant."""
+    tokens: list[str] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        match = _CONST_TOKEN.match(text, pos)
+        if match is None:
+            return None
+        number, op, name = match.groups()
+        if name is not None:
+            value = lookup(name) if lookup is not None and depth < 4 else None
+            inner = eval_constant_text(value, lookup, depth + 1) if value else None
+            if inner is None:
+                return None
+            tokens.append(str(inner))
+        else:
+            parsed = parse_int(number) if number else None
+            if number and parsed is None:
+                return None
+            tokens.append(str(parsed[0]) if parsed else op)
+        pos = match.end()
+    if not tokens:
+        return None
+    try:
+        return _eval_tokens(tokens)
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def _eval_tokens(tokens: list[str]) -> int | None:
+    """Precedence climbing over + - * << >> & | and parentheses."""
+    levels = (("|",), ("&",), ("<<", ">>"), ("+", "-"), ("*",))
+    pos = 0
+
+    def atom() -> int:
+        nonlocal pos
+        token = tokens[pos]
+        pos += 1
+        if token == "(":
+            value = expr(0)
+            if tokens[pos] != ")":
+                raise ValueError(")")
+            pos += 1
+            return value
+        if token == "-":
+            return -atom()
+        return int(token)
+
+    def expr(level: int) -> int:
+        nonlocal pos
+        if level == len(levels):
+            return atom()
+        value = expr(level + 1)
+        while pos < len(tokens) and tokens[pos] in levels[level]:
+            op = tokens[pos]
+            pos += 1
+            value = _FOLDABLE[op](value, expr(level + 1))
+            if value is None:
+                raise ValueError(op)
+        return value
+
+    result = expr(0)
+    return result if pos == len(tokens) else None
 
 
 def parse_int(text: str) -> tuple[int, str] | None:
