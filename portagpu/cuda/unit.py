@@ -178,7 +178,8 @@ class CudaUnit:
         self.tree = parse_preferring_structure(text)
         self.root = self.tree.root_node
         self.index = LineIndex(text)
-        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + tuple(guard_macros))
+        self.guard_macros = tuple(guard_macros)
+        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + self.guard_macros)
         self.by_type: dict[str, list[Any]] = defaultdict(list)
         for node in walk(self.root):
             self.by_type[node.type].append(node)

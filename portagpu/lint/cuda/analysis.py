@@ -13,6 +13,7 @@ from typing import Any
 
 from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
 from portagpu.lint.cuda import registry
+from portagpu.lint.cuda.macros import macro_body_hits
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
 
 # (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
@@ -45,6 +46,18 @@ def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
         checker = registry.get(rule.checker)
         assert checker is not None
         hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
+    return hits
+
+
+def lint_hits(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
+    """run_rules, plus the rules inside #define bodies (macros.py): what the
+    linter reports, while hipify rewrites only what run_rules finds."""
+    hits = run_rules(unit, rules)
+    seen = {(rule.id, hit.start, hit.end) for rule, hit in hits}
+    for rule, hit in macro_body_hits(unit, rules, run_rules):
+        if (rule.id, hit.start, hit.end) not in seen:
+            seen.add((rule.id, hit.start, hit.end))
+            hits.append((rule, hit))
     return hits
 
 
@@ -105,4 +118,4 @@ def check_cuda_file(
     def locate(start: int, end: int) -> tuple[int, int, int, int]:
         return (*unit.index.position(start), *unit.index.position(end))
 
-    return to_findings(path, run_rules(unit, selected), locate)
+    return to_findings(path, lint_hits(unit, selected), locate)

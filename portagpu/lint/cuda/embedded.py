@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from portagpu.cuda.embedded import find_sources
 from portagpu.cuda.unit import CudaUnit
-from portagpu.lint.cuda.analysis import cuda_rules, format_message, run_rules, to_findings
+from portagpu.lint.cuda.analysis import cuda_rules, format_message, lint_hits, to_findings
 from portagpu.lint.model import Finding, LintSettings, Rule
 
 UNCHECKED_CHECKER = "cuda_source_unknown"
@@ -35,7 +35,7 @@ def check_embedded(
             def locate(start: int, end: int, unit=unit, mapped=mapped):
                 return mapped.locate(unit.index.char_offset(start), unit.index.char_offset(end))
 
-            hits = run_rules(unit, selected)
+            hits = lint_hits(unit, selected)
             exact = [(r, h) for r, h in hits if mapped.exact(
                 unit.index.char_offset(h.start), unit.index.char_offset(h.end))]
             inexact = [(r, h) for r, h in hits if (r, h) not in exact]
