@@ -18,9 +18,13 @@ from portagpu.cuda.unit import CudaUnit, Hit
 from portagpu.lint.model import Rule
 
 # `#define NAME` or `#define NAME(params)`, then the body with its continuations
-_DEFINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?((?:[^\n]*\\\r?\n)*[^\n]*)")
+_DEFINE = re.compile(
+    rb"(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?((?:[^\n]*\\\r?\n)*[^\n]*)"
+)
 # a body worth parsing holds one of these (the rules' subjects)
-_WORTH_IT = re.compile(rb"__shfl|\basm\b|__asm__|__ballot|_sync\b|__activemask|threadIdx|warp|WARP|lane")
+_WORTH_IT = re.compile(
+    rb"__shfl|\basm\b|__asm__|__ballot|_sync\b|__activemask|threadIdx|warp|WARP|lane"
+)
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
 _HEAD = b"__device__ void __portagpu_macro_body__() {\n"
 _TAIL = b"\n;}\n"
@@ -28,7 +32,9 @@ _TAIL = b"\n;}\n"
 Runner = Callable[[CudaUnit, Sequence[Rule]], "list[tuple[Rule, Hit]]"]
 
 
-def macro_body_hits(unit: CudaUnit, rules: Sequence[Rule], run: Runner) -> Iterator[tuple[Rule, Hit]]:
+def macro_body_hits(
+    unit: CudaUnit, rules: Sequence[Rule], run: Runner
+) -> Iterator[tuple[Rule, Hit]]:
     """(rule, hit) for the rules' hits inside #define bodies, at the file's
     byte offsets; `run(unit, rules)` is the analysis' rule runner."""
     data = unit.index.data
@@ -46,7 +52,9 @@ def macro_body_hits(unit: CudaUnit, rules: Sequence[Rule], run: Runner) -> Itera
         names = set(_IDENT.findall(body)) - {match.group(1)}
         prelude = b"".join(objects[name] + b"\n" for name in sorted(names) if name in objects)
         base = len(prelude) + len(_HEAD)
-        inner = CudaUnit((prelude + _HEAD + body + _TAIL).decode("utf-8", "surrogatepass"), unit.guard_macros)
+        inner = CudaUnit(
+            (prelude + _HEAD + body + _TAIL).decode("utf-8", "surrogatepass"), unit.guard_macros
+        )
         for rule, hit in run(inner, rules):
             if base <= hit.start and hit.end <= base + len(body):
                 shift = start - base

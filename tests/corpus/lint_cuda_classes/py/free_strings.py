@@ -28,7 +28,7 @@ __device__ unsigned laneid_$suffix() {
 }
 """)
 
-GENERATED = "__global__ void k_NAME(int* p) { p[threadIdx.x / 32] = __activemask(); }".replace("NAME", "gen")  # expect: PG504
+GENERATED = "__global__ void k_NAME(float* p) { p[threadIdx.x / 32] = __shfl_sync(~0ull, p[0], 0); }".replace("NAME", "gen")  # expect: PG504
 
 
 class Kernel:

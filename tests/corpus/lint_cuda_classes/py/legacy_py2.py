@@ -1,5 +1,5 @@
 # Python 2 code that still carries a PyCUDA kernel: it does not parse as Python 3.
-import pycuda.autoinit
+import pycuda.autoinit  # expect: PG304
 import pycuda.driver as drv  # expect: PG304
 from pycuda.compiler import SourceModule  # expect: PG304
 
