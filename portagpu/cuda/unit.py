@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -132,7 +133,7 @@ def loose_error_bytes(root: Any) -> tuple[int, int | None]:
     under ERROR nodes), and where the first such ERROR starts. Comments are not
     code: a long comment block inside an ERROR must not make a file look broken."""
     loose, first = 0, None
-    for node in walk(root):
+    for node in _error_nodes(root):
         if node.type != "ERROR":
             continue
         for child in node.children:
@@ -153,21 +154,28 @@ def parse_preferring_structure(text: str) -> Any:
     tree = parse(text)
     if not tree.root_node.has_error or "#" not in text:
         return tree
+    tree_loose = loose_error_bytes(tree.root_node)[0]
+    if not tree_loose:  # only tokens tree-sitter invented: the structure stands
+        return tree
     data = text.encode("utf-8", "surrogatepass")
     flat_data = blank_conditionals(data)
     if flat_data == data:
         return tree
     flat = parse(flat_data)
-    # fewer loose tokens wins; on a tie, fewer tokens tree-sitter had to invent
-    # (a loop whose body is an #ifdef gets an empty body: `for (...) <MISSING ;>`)
-    flat_loose, tree_loose = loose_error_bytes(flat.root_node)[0], loose_error_bytes(tree.root_node)[0]
-    if flat_loose < tree_loose or (flat_loose == tree_loose and _missing(flat.root_node) < _missing(tree.root_node)):
-        return flat
-    return tree
+    return flat if loose_error_bytes(flat.root_node)[0] < tree_loose else tree
 
 
-def _missing(root: Any) -> int:
-    return sum(1 for node in walk(root) if node.is_missing)
+def _error_nodes(root: Any, named: bool = True) -> Iterator[Any]:
+    """The nodes of subtrees that hold an error (ERROR or MISSING), the
+    error-free ones skipped: most of a big file is never visited."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.has_error and not node.is_missing:
+            continue
+        if node.is_named or not named:
+            yield node
+        stack.extend(reversed(node.children))
 
 
 class CudaUnit:
@@ -193,7 +201,26 @@ class CudaUnit:
         return out
 
     def is_guarded(self, start: int) -> bool:
-        return any(a <= start < b for a, b in self.guards)
+        index = bisect_right(self._guard_starts, start) - 1
+        return index >= 0 and start < self._guard_ends[index]
+
+    @cached_property
+    def _merged_guards(self) -> list[tuple[int, int]]:
+        merged: list[list[int]] = []
+        for a, b in sorted(self.guards):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        return [(a, b) for a, b in merged]
+
+    @cached_property
+    def _guard_starts(self) -> list[int]:
+        return [a for a, _ in self._merged_guards]
+
+    @cached_property
+    def _guard_ends(self) -> list[int]:
+        return [b for _, b in self._merged_guards]
 
     def unguarded(self, hits: Iterable[Hit]) -> Iterator[Hit]:
         """One checker's hits outside HIP-guarded code, each span once."""

@@ -40,9 +40,19 @@ def language_of(path: str | PurePath) -> str | None:
 CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/")
 
 
+# A GPU toolkit's own headers (the CUDA toolkit's carry NVIDIA's EULA notice;
+# HIP's and ROCm's carry AMD's copyright) are not project code: vendored or
+# installed copies of them are not linted.
+TOOLKIT_NOTICES = (b"Licensed Deliverables", b"Advanced Micro Devices")
+
+
 def header_language(data: bytes) -> str | None:
-    """"cuda" for a header holding device code, None for any other header."""
-    return "cuda" if any(marker in data for marker in CUDA_HEADER_MARKERS) else None
+    """"cuda" for a header holding device code, None for any other header
+    (or for a GPU toolkit's own header)."""
+    if not any(marker in data for marker in CUDA_HEADER_MARKERS):
+        return None
+    head = data[:4096]
+    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,9 @@ def test_header_language_is_decided_by_content():
     assert header_language(b"#define LOG2_WARP_SIZE 5") == "cuda"
     assert header_language(b"#include <cutlass/gemm.h>") == "cuda"
     assert header_language(b"#pragma once\nint add(int a, int b);\n") is None
+    # a GPU toolkit's own header (installed or vendored) is not project code
+    notice = b"/* NOTICE TO LICENSEE: ... (\"Licensed Deliverables\") ... */\n"
+    assert header_language(notice + b"__device__ int f();") is None
 
 
 def test_a_header_named_on_stdin_is_linted_as_cuda_or_not_at_all():

@@ -21,9 +21,9 @@ from portagpu.cuda.unit import CudaUnit, Hit, const_value, enclosing_function, u
 from portagpu.cuda.warp.common import WARP_PRIMITIVES, WARPISH_NAME, Options, mentions
 
 # operator -> the constant that makes it warp-width arithmetic
-WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5, "==": 31, "!=": 31, "<": 32, ">=": 32}
+WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5, "==": 31, "!=": 31, "<": 32}
 # a comparison marks a warp's lanes only in code that is about warps
-COMPARISONS = frozenset({"==", "!=", "<", ">="})
+COMPARISONS = frozenset({"==", "!=", "<"})
 THREAD_SOURCES = frozenset({"threadIdx", "blockDim", "__lane_id", "laneid", "thread_rank"})
 THREADISH_NAME = re.compile(r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$",
                             re.IGNORECASE)
@@ -93,6 +93,18 @@ def _names_warps(function: Any) -> bool:
     return False
 
 
+def _warp_section(unit: CudaUnit, node: Any, left: Any) -> bool:
+    """`if (tid < 32) {...}`: the test of an if, on a thread index (a lane
+    variable is always below 32 on NVIDIA: testing it says nothing)."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type != "condition_clause":
+        return False
+    name = text_of(unwrap(left))
+    return not name.lower().startswith("lane")
+
+
 def _warps_to_threads(node: Any) -> bool:
     """`NUM_WARPS * 32`, `32 * warp_id`: a count or index of warps times 32."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -121,6 +133,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             continue
         left = node.child_by_field_name("left")
         if left is None or not _thread_derived(unit, left, counts=op == "/"):
+            continue
+        if op == "<" and not _warp_section(unit, node, left):
             continue
         target = _result_name(node)
         if not (WARPISH_NAME.search(target) or _warp_function(unit, node, op in COMPARISONS)):

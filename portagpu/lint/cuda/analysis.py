@@ -19,6 +19,7 @@ from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, 
 # (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
 Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
 
+_BLANKS = bytes(range(33))  # control characters and space: not counted as code
 # Above this share of its non-blank bytes left loose in ERROR nodes, a file is unparseable.
 MAX_ERROR_SHARE = 0.3
 
@@ -43,6 +44,8 @@ def format_message(rule: Rule, values: dict[str, Any]) -> str:
 def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
     hits: list[tuple[Rule, Hit]] = []
     for rule in cuda_rules(rules):
+        if rule.tokens and not any(token in unit.text for token in rule.tokens):
+            continue  # the rule's pre-scan, per source: none of its words here
         checker = registry.get(rule.checker)
         assert checker is not None
         hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
@@ -95,7 +98,7 @@ def ensure_parseable(unit: CudaUnit) -> None:
     if not unit.root.has_error:
         return
     loose, first = loose_error_bytes(unit.root)
-    total = max(1, sum(1 for b in unit.index.data if b > 32))
+    total = max(1, len(unit.index.data.translate(None, _BLANKS)))
     if first is not None and loose / total > MAX_ERROR_SHARE:
         line, col = unit.index.position(first)
         raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)

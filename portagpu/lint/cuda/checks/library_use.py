@@ -71,11 +71,10 @@ def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     names += ("identifier", "type_identifier") if prefixes else ()
     for node in unit.nodes(*names) if names else ():
         name = text_of(node)
-        if unit.is_guarded(node.start_byte):
-            continue
-        if node.type == "namespace_identifier" and name in namespaces:
-            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": f"{name}::"})
-            return
-        if node.type != "namespace_identifier" and prefixes and name.startswith(prefixes):
-            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": name})
+        if node.type == "namespace_identifier":
+            what = f"{name}::" if name in namespaces else None
+        else:
+            what = name if name.startswith(prefixes) else None
+        if what is not None and not unit.is_guarded(node.start_byte):
+            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
             return
