@@ -123,9 +123,19 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         return []
     ctx = Context(path, source, tree, imports, settings, dispatch, lines)
     try:
-        return ctx.run()
+        return _drop_superseded(ctx.run(), rules)
     except RecursionError:
         raise ParseFailure("too deeply nested to analyse", 1, 1) from None
+
+
+def _drop_superseded(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """A rule whose `options.supersedes` names other codes replaces their finding
+    on the same spot (PG802's advice for set_device(local_rank) over PG101's)."""
+    replaces = {r.id: r.options.get("supersedes", ()) for r in rules if r.options.get("supersedes")}
+    if not replaces:
+        return findings
+    drop = {(f.line, f.col, code) for f in findings for code in replaces.get(f.code, ())}
+    return [f for f in findings if (f.line, f.col, f.code) not in drop]
 
 
 def _check_embedded(path, text, tree, rules, settings) -> list[Finding]:
