@@ -67,6 +67,7 @@ FAMILY_CATEGORY: dict[str, str | None] = {
     "cupy": "cuda-only-api",
     "nvidia-python-toolkits": "cuda-only-api",
     "torch-device": "torch-cuda",
+    "distributed": "torch-cuda",  # torch.distributed idioms (nccl, CUDA_VISIBLE_DEVICES)
     "telemetry": "nvml",
     "triton": "triton-warps",
     "meta": None,

@@ -114,7 +114,18 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
     derived = inside - outside - names
     if derived:
         spans = _conditional_chains(text, names | derived)
-    return spans
+    return _merged(spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping: a guarded chain nested in another is inside it."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 # a conditional directive with its backslash continuations
@@ -201,26 +212,13 @@ class CudaUnit:
         return out
 
     def is_guarded(self, start: int) -> bool:
+        # guards are sorted and disjoint (guarded_spans merges nested chains)
         index = bisect_right(self._guard_starts, start) - 1
-        return index >= 0 and start < self._guard_ends[index]
-
-    @cached_property
-    def _merged_guards(self) -> list[tuple[int, int]]:
-        merged: list[list[int]] = []
-        for a, b in sorted(self.guards):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        return [(a, b) for a, b in merged]
+        return index >= 0 and start < self.guards[index][1]
 
     @cached_property
     def _guard_starts(self) -> list[int]:
-        return [a for a, _ in self._merged_guards]
-
-    @cached_property
-    def _guard_ends(self) -> list[int]:
-        return [b for _, b in self._merged_guards]
+        return [a for a, _ in self.guards]
 
     def unguarded(self, hits: Iterable[Hit]) -> Iterator[Hit]:
         """One checker's hits outside HIP-guarded code, each span once."""

@@ -209,3 +209,16 @@ def test_torch_integer_divider_header_is_checked_not_unparseable():
         pytest.skip("this torch build ships no CUDA headers")
     findings = check_cuda_file(str(header), header.read_text(), CUDA_RULES, SETTINGS)
     assert [f for f in findings if f.code == "PG901"] == []
+
+
+def test_nested_switches_give_disjoint_guard_spans():
+    from portagpu.cuda.unit import guarded_spans
+
+    text = (
+        "#ifndef MY_WIDTH\n#if defined(USE_ROCM)\n#define MY_WIDTH 64\n#else\n#define MY_WIDTH 32\n#endif\n#endif\n"
+        "int x;\n#ifdef __HIPCC__\nint y;\n#endif\n"
+    )
+    spans = guarded_spans(text, ())
+    assert spans == sorted(spans)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert len(spans) == 2  # the MY_WIDTH chain (a derived switch) holds the USE_ROCM one
