@@ -252,7 +252,14 @@ def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> No
     result.findings.extend(f for f in outcome.findings if f.code in meta.META_CODES)
     if not todo:
         return
-    new_text = add_noqa(text, todo, language)
+    from portagpu.lint.source import is_notebook
+
+    if is_notebook(outcome.path):
+        from portagpu.lint.notebook import add_noqa as add_noqa_to_notebook
+
+        new_text = add_noqa_to_notebook(text, todo)
+    else:
+        new_text = add_noqa(text, todo, language)
     if new_text == text:
         return
     try:

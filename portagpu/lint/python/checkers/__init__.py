@@ -3,7 +3,9 @@
 from portagpu.lint.python.checkers import (  # noqa: F401
     cupy,
     distributed,
+    packaging,
     telemetry,
     torch_device,
+    torch_idioms,
     triton,
 )
