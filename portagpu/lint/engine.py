@@ -196,6 +196,10 @@ class _Run:
         try:
             st = os.stat(item.path)
             key = cache.key_from_stat(item.real, st)
+            if key == NOT_CUDA_HEADER:  # an unchanged plain header: nothing to copy
+                result.cached += 1
+                cache.remember_stat(item.real, st, key)
+                return
             hit = cache.get(key, item.path) if key is not None else None
             if hit is not None:  # unchanged since the last run: not even read
                 result.cached += 1
