@@ -71,6 +71,19 @@ class Context:
     def in_test(self) -> bool:
         return self.test_depth > 0
 
+    def checked_earlier_in_test(self) -> bool:
+        """Whether an operand before the current node in an enclosing `and`/`or`
+        of a test is a device check (`torch.cuda.is_available() and <node>`)."""
+        for index in range(len(self.stack) - 2, -1, -1):
+            outer, inner = self.stack[index], self.stack[index + 1]
+            if isinstance(outer, (ast.stmt, ast.IfExp)):
+                return False
+            if isinstance(outer, ast.BoolOp):
+                earlier = outer.values[: outer.values.index(inner)]
+                if any(self._cover_of(value) for value in earlier):
+                    return True
+        return False
+
     def catches(self, *names: str) -> bool:
         """Whether an enclosing `try:` body catches one of `names` (or Exception)."""
         wanted = {*names, "Exception", "BaseException"}

@@ -12,7 +12,8 @@ guard. The heuristics, in order of strength:
   findings still fire): `torch.cuda.*` calls/attributes in a test
   (`torch.cuda.is_available()`, `device_count() > 0`, capability checks),
   `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
-  `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`).
+  `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`,
+  `device.startswith("cuda:")`).
 * MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
   author handled MPS; the other branch still has to work on CPU.
 * An `if <guard>:` whose body ends in return/raise/continue/break, or an
@@ -80,7 +81,8 @@ _NVIDIA_PREFIXES = (
 # nccl->RCCL), so such code still runs on AMD and only MPS/CPU are covered
 _CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "cublas")
 _NVIDIA_ARCH = re.compile(r"(?:^|_)sm_?\d{2,3}a?(?:$|_)")
-_CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
+# "cuda", "cuda:0", and the prefix "cuda:" of `device.startswith("cuda:")`
+_CUDA_STRING = re.compile(r"^cuda(:\d*)?$")
 _ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
 _SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
