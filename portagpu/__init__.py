@@ -28,8 +28,9 @@ _LAZY = {
     "CudaModule": "portagpu.runtime",
     "matmul": "portagpu.runtime",
     "last_backend": "portagpu.runtime",
+    "restrict_visible_devices": "portagpu.visibility",
 }
-_SUBMODULES = {"kernels", "lint", "hipify_bridge", "runtime", "backends", "cuda"}
+_SUBMODULES = {"kernels", "lint", "hipify_bridge", "runtime", "backends", "cuda", "distributed"}
 
 __all__ = ["__version__", *_LAZY]
 

@@ -25,6 +25,7 @@ ENV_VAR = "PORTAGPU_DEVICE"
 #: kernel launch) keep the Device they got and compare this int, instead of
 #: calling detect(), which re-reads PORTAGPU_DEVICE (~1 us). Read-only.
 detection_count = 0
+_bound: Device | None = None  # set by bind()
 
 
 def __getattr__(name: str) -> Any:
@@ -103,8 +104,18 @@ def devices() -> list[Device]:
 
 
 def detect() -> Device:
-    """The device portagpu runs on: the first of `devices()`. Cached per process."""
-    return _devices(_requested_backend())[0]
+    """The device portagpu runs on: the first of `devices()`, or this rank's
+    device once portagpu.distributed.init() has bound one. Cached per process."""
+    found = _devices(_requested_backend())[0]
+    return found if _bound is None else _bound
+
+
+def bind(device: Device | None) -> None:
+    """Make `device` the one detect() returns (portagpu.distributed.init binds
+    each rank's device); None returns to the first of devices()."""
+    global _bound, detection_count
+    _bound = device
+    detection_count += 1  # launches configured for the old device reconfigure
 
 
 def clear_cache() -> None:

@@ -13,6 +13,7 @@ and every warp size requirement)::
     @pytest.mark.mps            an Apple GPU
     @pytest.mark.cpu_only       only when the device portagpu chose is the CPU
     @pytest.mark.warp_size(64)  a warp/wavefront of 64 (warp_size(32, 64): either)
+    @pytest.mark.multi_gpu(2)   two or more GPUs (portagpu/pytest_multi_gpu.py)
 
 The backend markers come from the backend registry (portagpu/backends): a
 backend registered by another package brings its own (`xpu`, ...), and
@@ -239,6 +240,9 @@ def _requested_backend(config: pytest.Config) -> tuple[str | None, str]:
 
 
 STATE_KEY = pytest.StashKey["DeviceState"]()
+
+# the multi_gpu(n) marker lives in its own module; pytest loads it with this one
+pytest_plugins = ("portagpu.pytest_multi_gpu",)
 
 
 def pytest_configure(config: pytest.Config) -> None:

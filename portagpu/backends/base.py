@@ -54,6 +54,21 @@ class Backend(ABC):
         """Live readings; fields a library cannot give are None, never a crash."""
         return self.readings.read(device)
 
+    # --- multi-GPU (read by portagpu.distributed and portagpu.visibility) -----
+    #: torch.distributed backend for tensors on this vendor's devices ("nccl"
+    #: on ROCm too: PyTorch's ROCm build runs RCCL under that name)
+    dist_backend: str = "gloo"
+    #: the collective library behind it; None where there is none (MPS)
+    collective_library: str | None = None
+    #: each rank binds one device of this vendor (torch's current device)
+    device_per_rank: bool = False
+    #: the visible-device variable portagpu writes to restrict a process
+    visible_devices_var: str | None = None
+    #: variables the runtime reads as the same filter (conflict if they differ)
+    visible_devices_aliases: tuple[str, ...] = ()
+    #: variables applied before visible_devices_var (it selects within their list)
+    visible_devices_outer: tuple[str, ...] = ()
+
     def warp_size_for(self, arch: str | None) -> int | None:
         """The warp (wavefront, SIMD group) width of `arch` when the driver did
         not say; None where the notion does not apply (CPU) or is unknown."""

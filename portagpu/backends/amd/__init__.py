@@ -17,6 +17,14 @@ class AmdBackend(AmdRuntime, Backend):
     device_nodes = probe.DEVICE_NODES
     probes = probe
     readings = telemetry
+    dist_backend = "nccl"  # PyTorch's ROCm build serves "nccl" with RCCL
+    collective_library = "RCCL"
+    device_per_rank = True
+    # HIP reads CUDA_VISIBLE_DEVICES as HIP_VISIBLE_DEVICES; ROCR_VISIBLE_DEVICES
+    # filters first, in the ROCm runtime, and HIP indices count within its list
+    visible_devices_var = "HIP_VISIBLE_DEVICES"
+    visible_devices_aliases = ("CUDA_VISIBLE_DEVICES",)
+    visible_devices_outer = ("ROCR_VISIBLE_DEVICES",)
     torch_device_type = "cuda"  # PyTorch's ROCm build keeps the "cuda" device type
     test_marker_help = "rocm: needs an AMD GPU through ROCm/HIP; skipped elsewhere"
 

@@ -13,7 +13,7 @@ from portagpu.backends._common import (
     text,
     torch_cuda_initialized,
 )
-from portagpu.backends.amd.amdsmi_session import amdsmi, call, hip_ordered_handles
+from portagpu.backends.amd.amdsmi_session import amdsmi, call, visible_handles
 from portagpu.device import Device
 
 BLAS = "rocBLAS/hipBLASLt"
@@ -112,8 +112,11 @@ def from_amdsmi() -> list[Device]:
     with amdsmi() as lib:
         if lib is None:
             return []
+        handles = visible_handles(lib)
+        if handles is None:
+            return []  # a mask amdsmi cannot resolve (UUIDs): ask HIP
         devices = []
-        for i, h in enumerate(hip_ordered_handles(lib)):
+        for i, h in enumerate(handles):
             asic = call(lib.amdsmi_get_gpu_asic_info, h) or {}
             vram = call(lib.amdsmi_get_gpu_vram_info, h) or {}
             driver = call(lib.amdsmi_get_gpu_driver_info, h) or {}

@@ -14,6 +14,10 @@ class AppleBackend(AppleRuntime, Backend):
     priority = 30
     probes = probe
     readings = telemetry
+    # torch maps mps to gloo, which takes CPU tensors: no collective library
+    # moves MPS tensors, so portagpu refuses more than one rank here
+    dist_backend = "gloo"
+    collective_library = None
     torch_device_type = "mps"
     torch_device_indexed = False  # torch calls the one Apple GPU "mps"
     test_marker_help = "mps: needs an Apple GPU through MPS; skipped elsewhere"

@@ -15,6 +15,8 @@ class CpuBackend(CpuRuntime, Backend):
     is_gpu = False
     probes = probe
     readings = telemetry
+    dist_backend = "gloo"
+    collective_library = "Gloo"
     torch_device_type = "cpu"
     torch_device_indexed = False
     test_marker = "cpu_only"

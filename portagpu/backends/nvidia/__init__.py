@@ -17,6 +17,10 @@ class NvidiaBackend(NvidiaRuntime, Backend):
     device_nodes = probe.DEVICE_NODES
     probes = probe
     readings = telemetry
+    dist_backend = "nccl"
+    collective_library = "NCCL"
+    device_per_rank = True
+    visible_devices_var = "CUDA_VISIBLE_DEVICES"
     torch_device_type = "cuda"
     test_marker_help = "cuda: needs an NVIDIA GPU through CUDA; skipped elsewhere"
 

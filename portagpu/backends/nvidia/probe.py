@@ -16,6 +16,7 @@ from portagpu.backends._common import (
 )
 from portagpu.backends.nvidia.nvml import call, nvml
 from portagpu.device import Device
+from portagpu.visibility import visible_physical
 
 BLAS = "cuBLAS"
 WARP_SIZE = 32  # every NVIDIA architecture to date; torch reports it where it can
@@ -105,10 +106,14 @@ def from_nvml() -> list[Device]:
         if pynvml is None:
             return []
         count = call(pynvml.nvmlDeviceGetCount) or 0
+        # NVML numbers every GPU; CUDA (and so torch) only those CUDA_VISIBLE_DEVICES shows
+        order = visible_physical("cuda", count, lambda i: _uuid(pynvml, i))
+        if order is None:
+            return []  # a mask NVML cannot resolve (MIG instances): ask CUDA
         driver = call(pynvml.nvmlSystemGetDriverVersion)
         cuda = call(pynvml.nvmlSystemGetCudaDriverVersion)
         devices = []
-        for i in range(count):
+        for i in order:
             h = call(pynvml.nvmlDeviceGetHandleByIndex, i)
             if h is None:
                 continue
@@ -121,7 +126,7 @@ def from_nvml() -> list[Device]:
                 Device(
                     vendor="nvidia",
                     backend="cuda",
-                    index=i,
+                    index=len(devices),
                     name=text(call(pynvml.nvmlDeviceGetName, h) or "NVIDIA GPU"),
                     arch=f"sm_{cc[0]}{cc[1]}" if cc else None,
                     warp_size=WARP_SIZE,
@@ -137,6 +142,12 @@ def from_nvml() -> list[Device]:
                 )
             )
         return devices
+
+
+def _uuid(pynvml: ModuleType, index: int) -> str | None:
+    h = call(pynvml.nvmlDeviceGetHandleByIndex, index)
+    found = call(pynvml.nvmlDeviceGetUUID, h) if h is not None else None
+    return text(found) if found else None
 
 
 def from_cupy(cupy: ModuleType | None) -> list[Device] | None:

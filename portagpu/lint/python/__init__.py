@@ -44,11 +44,11 @@ def _collect_imports(source: Source, tree: ast.Module) -> ImportMap:
     if not lines:
         return imports
 
-    def scan(body: list[ast.stmt]) -> None:
+    def scan(body: list[ast.stmt], fallback: bool = False) -> None:
         for stmt in body:
             end = stmt.end_lineno or stmt.lineno
             if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
-                imports.add(stmt)
+                imports.add(stmt, fallback=fallback)
                 continue
             if not _any_between(lines, stmt.lineno, end):
                 continue
@@ -57,9 +57,9 @@ def _collect_imports(source: Source, tree: ast.Module) -> ImportMap:
                 if inner:
                     if field in ("handlers", "cases"):
                         for handler in inner:
-                            scan(handler.body)
+                            scan(handler.body, fallback or field == "handlers")
                     else:
-                        scan(inner)
+                        scan(inner, fallback)
 
     scan(tree.body)
     return imports
@@ -123,9 +123,19 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         return []
     ctx = Context(path, source, tree, imports, settings, dispatch, lines)
     try:
-        return ctx.run()
+        return _drop_superseded(ctx.run(), rules)
     except RecursionError:
         raise ParseFailure("too deeply nested to analyse", 1, 1) from None
+
+
+def _drop_superseded(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """A rule whose `options.supersedes` names other codes replaces their finding
+    on the same spot (PG802's advice for set_device(local_rank) over PG101's)."""
+    replaces = {r.id: r.options.get("supersedes", ()) for r in rules if r.options.get("supersedes")}
+    if not replaces:
+        return findings
+    drop = {(f.line, f.col, code) for f in findings for code in replaces.get(f.code, ())}
+    return [f for f in findings if (f.line, f.col, f.code) not in drop]
 
 
 def _check_embedded(path, text, tree, rules, settings) -> list[Finding]:
