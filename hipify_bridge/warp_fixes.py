@@ -100,7 +100,9 @@ def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     node = _node(unit, hit)
     if node is None or node.type != "binary_expression":
         return None
-    return _replace_operand(node, {"%": WARP, "/": WARP, "&": f"({WARP} - 1)", ">>": SHIFT})
+    # `tid < 32` (a warp-synchronous section) and `NUM_WARPS * 32` need a person
+    last = f"({WARP} - 1)"
+    return _replace_operand(node, {"%": WARP, "/": WARP, "&": last, ">>": SHIFT, "==": last, "!=": last})
 
 
 def fix_shared_array(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:

@@ -88,6 +88,8 @@ def lint_text(
         findings = []
         if meta.SYNTAX_ERROR in codes:
             findings.append(meta.meta_finding(meta.SYNTAX_ERROR, path, exc.message, line=exc.line, col=exc.col, rules=by_id))
+        if language == "python" and active and not is_notebook(path):
+            findings += [f for f in _salvaged(text, path, active, settings) if f.code in codes]
     except RecursionError:
         findings = internal_error(path, "nesting too deep for the checker", by_id)
     except Exception as exc:  # one bad file must not end a run over thousands
@@ -142,6 +144,33 @@ def _check_module(check: Checker, text: str, path: str, language: str, rules: Se
             except ParseFailure:
                 pass  # parse the whole file: the error's position is then the real one
     return check(path, text, rules, settings)
+
+
+def _salvaged(text: str, path: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    """The findings still visible in a .py file that does not parse (salvage.py);
+    they carry no fix: the file could not be checked after one."""
+    from dataclasses import replace
+
+    from portagpu.lint.salvage import blank_bad_lines, string_module
+
+    check = _checker("python")
+    if check is None:
+        return []
+    fixed = blank_bad_lines(text)
+    found: list[Finding] = []
+    if fixed is not None:
+        new_text, blanked = fixed
+        try:
+            found = [f for f in check(path, new_text, rules, settings) if f.line not in blanked]
+        except ParseFailure:
+            fixed = None
+    if fixed is None:
+        try:
+            from portagpu.lint.cuda import check_embedded
+        except ImportError:
+            return []
+        found = check_embedded(path, text, string_module(text), rules, settings)
+    return [replace(f, fix=None) for f in found if f.code != meta.SYNTAX_ERROR]
 
 
 def lint_source(

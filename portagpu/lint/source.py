@@ -13,8 +13,18 @@ from pathlib import PurePath
 
 from portagpu.lint import meta
 
-# .ipynb: Python in a JSON envelope; portagpu/lint/notebook.py unwraps its code cells
-LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".ipynb": "python", ".cu": "cuda", ".cuh": "cuda"}
+# .ipynb: Python in a JSON envelope; portagpu/lint/notebook.py unwraps its code cells.
+# A C/C++ header is linted as CUDA when its text holds device code (and is
+# never parsed as Python): see header_language.
+HEADER = "header"
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ipynb": "python",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    **dict.fromkeys((".h", ".hpp", ".hxx", ".hh", ".inl"), HEADER),
+}
 
 # dependency lists (requirements*.txt, pyproject.toml): checked for NVIDIA-only pins
 DEPENDENCY_SUFFIXES = (".txt", ".in", ".toml")
@@ -46,6 +56,26 @@ def is_dependency_file(path: str | PurePath) -> bool:
 
 def is_notebook(path: str | PurePath) -> bool:
     return str(path).lower().endswith(".ipynb")
+
+
+# Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
+# writes. A plain C++ header has none; each is one fast substring search.
+CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/")
+
+
+# A GPU toolkit's own headers (the CUDA toolkit's carry NVIDIA's EULA notice;
+# HIP's and ROCm's carry AMD's copyright) are not project code: vendored or
+# installed copies of them are not linted.
+TOOLKIT_NOTICES = (b"Licensed Deliverables", b"Advanced Micro Devices")
+
+
+def header_language(data: bytes) -> str | None:
+    """"cuda" for a header holding device code, None for any other header
+    (or for a GPU toolkit's own header)."""
+    if not any(marker in data for marker in CUDA_HEADER_MARKERS):
+        return None
+    head = data[:4096]
+    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,12 @@ Data-driven from the rule's options:
   namespaces: C++ namespaces, e.g. ["cub"]
   prefixes:   C API name prefixes, e.g. ["cublas"]
 Each matching #include is reported; with no include in the source (a header
-pulled in elsewhere, or an embedded string), the first use of each API is,
+pulled in elsewhere, or an embedded string), the library's first use is,
 except inside `#ifdef CUBLAS_API_H_`-style blocks: code that compiles only
 where the library's own header was included (helpers shared by many
 programs) does not make a file need the library.
+A project's own header named after a library (`cublas_common.h`,
+`cudnn_utils.h`) is not the library.
 """
 
 from __future__ import annotations
@@ -29,6 +31,25 @@ def _options(rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
             tuple(opts.get("prefixes", ())))
 
 
+# words that make `<library>_<word>.h` a project's own header, not the library's
+_PROJECT_WORDS = re.compile(
+    r"(?:^|_)(?:common|utils?|helpers?|wrappers?|compat|shims?|impl|internal|checks?|errors?|"
+    r"handles?|context|manager|tests?|defs?|types)(?:_|$)",
+    re.IGNORECASE,
+)
+
+
+def is_library_header(header: str, includes: tuple[str, ...]) -> bool:
+    for prefix in includes:
+        if not header.startswith(prefix):
+            continue
+        if prefix.endswith("/"):  # cub/..., cutlass/...: the library's own folder
+            return True
+        stem = header[len(prefix):].rsplit(".", 1)[0]
+        return not _PROJECT_WORDS.search(stem)
+    return False
+
+
 def _header(node) -> str:
     path = node.child_by_field_name("path")
     return text_of(path).strip('<>"') if path is not None else ""
@@ -41,28 +62,27 @@ def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     any_include = False
     for node in unit.nodes("preproc_include"):
         header = _header(node)
-        if any(header.startswith(p) for p in includes):
+        if is_library_header(header, includes):
             any_include = True
             path = node.child_by_field_name("path")
             yield Hit(path.start_byte, path.end_byte, {"library": library, "what": header})
     if any_include:
         return
-    seen: set[str] = set()
+    # no include here (a header pulled in elsewhere, an embedded string): the
+    # library's first use outside HIP-guarded code, once per file
     conditional = _library_conditionals(unit, prefixes)
-    if namespaces:
-        for node in unit.nodes("namespace_identifier"):
-            name = text_of(node)
-            if name in namespaces and name not in seen:
-                seen.add(name)
-                yield Hit(node.start_byte, node.end_byte, {"library": library, "what": f"{name}::"})
-    if prefixes:
-        for node in unit.nodes("identifier", "type_identifier"):
-            name = text_of(node)
-            if name in seen or not name.startswith(prefixes) or any(
-                    a <= node.start_byte < b for a, b in conditional):
-                continue
-            seen.add(name)
-            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": name})
+    names = ("namespace_identifier",) if namespaces else ()
+    names += ("identifier", "type_identifier") if prefixes else ()
+    for node in unit.nodes(*names) if names else ():
+        name = text_of(node)
+        if node.type == "namespace_identifier":
+            what = f"{name}::" if name in namespaces else None
+        else:
+            what = name if name.startswith(prefixes) else None
+        if what is not None and not unit.is_guarded(node.start_byte) and not any(
+                a <= node.start_byte < b for a, b in conditional):
+            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
+            return
 
 
 def _library_conditionals(unit: CudaUnit, prefixes: tuple[str, ...]) -> list[tuple[int, int]]:
