@@ -29,7 +29,9 @@ def _parses(text: str) -> SyntaxError | None:
 
 # Python 2 statements, recognised on sight: a file of tutorials prints on every
 # other line, more than a round per line could mend
-_PY2_STATEMENT = re.compile(r"[ \t]*(?:print(?:[ \t]+[^\s=(.,)\]]|[ \t]*$)|exec[ \t]+['\"]|print[ \t]*>>)")
+_PY2_STATEMENT = re.compile(
+    r"[ \t]*(?:print(?:[ \t]+[^\s=(.,)\]]|[ \t]*$)|exec[ \t]+['\"]|print[ \t]*>>)"
+)
 
 
 def _pass_line(old: str) -> str:

@@ -28,8 +28,10 @@ THREAD_SOURCES = frozenset({"threadIdx", "blockDim", "__lane_id", "laneid", "thr
 THREADISH_NAME = re.compile(r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$",
                             re.IGNORECASE)
 # a count of threads: `N_THREADS / 32` is a count of warps (division only)
-THREAD_COUNT_NAME = re.compile(r"^(n_?|num_?|k_?)?threads(_?per_?(block|cta))?_?$|^block_?(size|threads)_?$",
-                               re.IGNORECASE)
+THREAD_COUNT_NAME = re.compile(
+    r"^(n_?|num_?|k_?)?((cta|block)_?)?threads(_?per_?(block|cta))?_?$|^(block|cta)_?(size|threads)_?$",
+    re.IGNORECASE,
+)
 WARP_COUNT_NAME = re.compile(r"warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 

@@ -31,6 +31,7 @@ _IDENT = re.compile(rb"[A-Za-z_]\w*")
 # reads as the warp count it defines
 _ARITHMETIC = re.compile(rb"[\w\s().+\-*/%<>&|^~]+")
 _WARPISH_NAME = re.compile(rb"(?i)lane|warp|wave")
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _HEAD = b"__device__ void __portagpu_macro_body__() {\n"
 _TAIL = b"\n;}\n"
 
@@ -53,7 +54,7 @@ def macro_body_hits(
         constant = (
             match.group(2) is None
             and _WARPISH_NAME.search(name) is not None
-            and _ARITHMETIC.fullmatch(body.strip()) is not None
+            and _ARITHMETIC.fullmatch(_COMMENT.sub(b" ", body).strip()) is not None
         )
         if not (constant or _WORTH_IT.search(body)) or unit.is_guarded(match.start()):
             continue

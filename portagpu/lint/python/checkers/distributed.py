@@ -33,7 +33,7 @@ def _unpacked_key(ctx: Context, node: ast.AST, key: str) -> ast.AST | None:
     if isinstance(node, ast.Name):
         node = ctx.assigned_value(node)
     if isinstance(node, ast.Dict):
-        for k, v in zip(node.keys, node.values):
+        for k, v in zip(node.keys, node.values, strict=True):
             if k is not None and const_str(k) == key:
                 return v
     elif isinstance(node, ast.Call) and last_name(node.func) == "dict" and not node.args:

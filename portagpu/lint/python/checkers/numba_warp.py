@@ -24,7 +24,9 @@ def _warp_kernel_file(ctx: Context, rule: Rule) -> bool:
         intrinsics = "|".join(re.escape(name) for name in rule.options.get("intrinsics", ()))
         ctx.memo[_MEMO] = bool(
             "numba" in text
-            and any(q == "numba.cuda" or q.startswith("numba.cuda.") for q in ctx.imports.names.values())
+            and any(
+                q == "numba.cuda" or q.startswith("numba.cuda.") for q in ctx.imports.names.values()
+            )
             and re.search(rf"\bcuda\.(?:{intrinsics})\b", text)
         )
     return ctx.memo[_MEMO]
