@@ -70,6 +70,7 @@ FAMILY_CATEGORY: dict[str, str | None] = {
     "torch-device": "torch-cuda",
     "distributed": "torch-cuda",  # torch.distributed idioms (nccl, CUDA_VISIBLE_DEVICES)
     "telemetry": "nvml",
+    "dependencies": "cuda-only-api",  # NVIDIA-only pins (cupy-cuda12x, +cu121 wheels)
     "triton": "triton-warps",
     "meta": None,
 }
