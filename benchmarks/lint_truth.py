@@ -56,6 +56,7 @@ CATEGORY_OF_RULE: dict[str, str | None] = {
     "PG507": "warp32-literal",
     "PG508": "warp32-literal",
     "PG509": "warp32-literal",
+    "PG309": "warp32-literal",  # numba.cuda warp-width constant
     "PG601": "inline-ptx",
     "PG403": "inline-ptx",
     "PG404": "cuda-only-api",
@@ -69,6 +70,7 @@ FAMILY_CATEGORY: dict[str, str | None] = {
     "torch-device": "torch-cuda",
     "distributed": "torch-cuda",  # torch.distributed idioms (nccl, CUDA_VISIBLE_DEVICES)
     "telemetry": "nvml",
+    "dependencies": "cuda-only-api",  # NVIDIA-only pins (cupy-cuda12x, +cu121 wheels)
     "triton": "triton-warps",
     "meta": None,
 }

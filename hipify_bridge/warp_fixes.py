@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, float_value, int_value, unwrap
 
 WARP = "PORTAGPU_WARP_SIZE"
 SHIFT = "PORTAGPU_WARP_SHIFT"
@@ -102,7 +102,9 @@ def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
         return None
     # `tid < 32` (a warp-synchronous section) and `NUM_WARPS * 32` need a person
     last = f"({WARP} - 1)"
-    return _replace_operand(node, {"%": WARP, "/": WARP, "&": last, ">>": SHIFT, "==": last, "!=": last})
+    # `blockDim.x / 32.f` counts a partial warp: the division must stay fractional
+    per_warp = f"((float){WARP})" if float_value(node.child_by_field_name("right")) else WARP
+    return _replace_operand(node, {"%": WARP, "/": per_warp, "&": last, ">>": SHIFT, "==": last, "!=": last})
 
 
 def fix_shared_array(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:

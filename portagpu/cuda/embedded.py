@@ -252,15 +252,16 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
     """Every CUDA source argument of a kernel-building call, resolved as far as possible."""
     if not any(name in text for name in SOURCE_ARGS):
         return
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _callee(node) in SOURCE_ARGS]
+    if not calls:
+        return  # the names were words in text, not calls: no parent map to build
     lines = text.splitlines(keepends=True)
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
+    for call in calls:
         callee = _callee(call)
-        spec = SOURCE_ARGS.get(callee)
-        if spec is None or hip_guarded(call, parents, guard_names):
+        spec = SOURCE_ARGS[callee]
+        if hip_guarded(call, parents, guard_names):
             continue
         keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
         for index, keyword, fragment in spec:
@@ -284,6 +285,23 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
 # handed to a wrapper class, a code generator's template, a prompt library).
 CUDA_CODE_MARKERS = ("__global__", "__device__", "threadIdx", "__shfl", "__syncthreads", "__ballot")
 _TEMPLATE_METHODS = frozenset({"format", "replace", "substitute", "safe_substitute"})
+
+
+def _plainly_cuda_literals(tree: ast.Module) -> Iterator[ast.AST]:
+    """String literals and f-strings (not their parts) holding plain CUDA."""
+    parts: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts.update(id(v) for v in node.values)
+            value = "".join(
+                v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            value = node.value
+        else:
+            continue
+        if plainly_cuda(value):
+            yield node
 
 
 def plainly_cuda(value: str) -> bool:
@@ -338,21 +356,16 @@ def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = 
     template that fills them in resolved as far as possible."""
     if not any(marker in text for marker in CUDA_CODE_MARKERS):
         return
+    found = list(_plainly_cuda_literals(tree))
+    if not found:
+        return  # the markers sat in comments or prose: no parent map to build
     lines = text.splitlines(keepends=True)
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
     docstrings = _docstrings(tree)
     uses: dict[str, ast.AST] | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if isinstance(parents.get(node), ast.JoinedStr):
-                continue  # a part of an f-string: the f-string is the literal
-            value = node.value
-        elif isinstance(node, ast.JoinedStr):
-            value = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
-        else:
-            continue
-        if id(node) in docstrings or not plainly_cuda(value) or hip_guarded(node, parents, guard_names):
+    for node in found:
+        if id(node) in docstrings or hip_guarded(node, parents, guard_names):
             continue
         expr = _template_expression(node, parents)
         target = parents.get(expr)

@@ -416,6 +416,22 @@ def const_value(node: Any, depth: int = 0) -> int | None:
     return None
 
 
+_FLOAT_LITERAL = re.compile(r"(\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?[fFlL]?")
+
+
+def float_value(node: Any) -> float | None:
+    """The value of a floating literal (`32.f`, `32.0f`, `32.`); None for
+    anything else, integers included."""
+    node = unwrap(node)
+    if node is None or node.type != "number_literal":
+        return None
+    text = text_of(node)
+    if "." not in text and not text.endswith(("f", "F")) or text.startswith(("0x", "0X")):
+        return None
+    match = _FLOAT_LITERAL.fullmatch(text)
+    return float(text.rstrip("fFlL")) if match else None
+
+
 _CONST_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|\s*(<<|>>|[-+*|&()])|\s*([A-Za-z_]\w*)")
 
 

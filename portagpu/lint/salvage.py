@@ -27,11 +27,28 @@ def _parses(text: str) -> SyntaxError | None:
     return None
 
 
+# Python 2 statements, recognised on sight: a file of tutorials prints on every
+# other line, more than a round per line could mend
+_PY2_STATEMENT = re.compile(
+    r"[ \t]*(?:print(?:[ \t]+[^\s=(.,)\]]|[ \t]*$)|exec[ \t]+['\"]|print[ \t]*>>)"
+)
+
+
+def _pass_line(old: str) -> str:
+    ending = old[len(old.rstrip("\r\n")) :] or "\n"
+    return _INDENT.match(old).group(0) + "pass" + ending
+
+
 def blank_bad_lines(text: str) -> tuple[str, set[int]] | None:
     """`text` with the lines Python 3 rejects replaced by `pass`, and their
     numbers; None when a few such replacements do not make it parse."""
     lines = text.splitlines(keepends=True)
     blanked: set[int] = set()
+    if _parses(text) is not None:
+        for number, old in enumerate(lines, start=1):
+            if _PY2_STATEMENT.match(old) and not old.rstrip().endswith(("\\", ",", "(", "%")):
+                lines[number - 1] = _pass_line(old)
+                blanked.add(number)
     for _ in range(MAX_ROUNDS):
         error = _parses("".join(lines))
         if error is None:
@@ -39,9 +56,7 @@ def blank_bad_lines(text: str) -> tuple[str, set[int]] | None:
         line = error.lineno or 0
         if not 1 <= line <= len(lines) or line in blanked:
             return None
-        old = lines[line - 1]
-        ending = old[len(old.rstrip("\r\n")) :] or "\n"
-        lines[line - 1] = _INDENT.match(old).group(0) + "pass" + ending
+        lines[line - 1] = _pass_line(lines[line - 1])
         blanked.add(line)
     return None
 

@@ -69,10 +69,20 @@ CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"
 TOOLKIT_NOTICES = (b"Licensed Deliverables", b"Advanced Micro Devices")
 
 
+# Inline PTX with no other device marker (a header of `asm volatile` macros):
+# an `asm` whose text uses PTX's typed instructions or registers, which x86 or
+# Arm assembly never spells
+_PTX_ASM = re.compile(
+    rb"(?:\basm\b|__asm__)[^;]{0,200}?\b(?:[a-z]+\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%(?:laneid|warpid|tid))"
+)
+
+
 def header_language(data: bytes) -> str | None:
     """"cuda" for a header holding device code, None for any other header
     (or for a GPU toolkit's own header)."""
-    if not any(marker in data for marker in CUDA_HEADER_MARKERS):
+    if not any(marker in data for marker in CUDA_HEADER_MARKERS) and not (
+        b"asm" in data and _PTX_ASM.search(data)
+    ):
         return None
     head = data[:4096]
     return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"

@@ -1,7 +1,7 @@
 """PG504: lane/warp index arithmetic with the warp width written as 32.
 
 `threadIdx.x % 32`, `tid & 31`, `tid & (32 - 1)`, `tid >> 5`,
-`threadIdx.x / 32`, `blockDim.x / 32`, `N_THREADS / 32`, `lane == 31`, and a
+`threadIdx.x / 32`, `blockDim.x / 32` (also `/ 32.f`: a fractional warp count),  `N_THREADS / 32`, `lane == 31`, and a
 warp-synchronous section `if (tid < 32)`. To keep tile and bit-width
 arithmetic out, the left operand must come from the thread index (or a thread
 count) and the code must be about warps: the enclosing function uses a warp
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, const_value, enclosing_function, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, const_value, enclosing_function, float_value, unwrap
 from portagpu.cuda.warp.common import WARP_PRIMITIVES, WARPISH_NAME, Options, mentions
 
 # operator -> the constant that makes it warp-width arithmetic
@@ -28,8 +28,10 @@ THREAD_SOURCES = frozenset({"threadIdx", "blockDim", "__lane_id", "laneid", "thr
 THREADISH_NAME = re.compile(r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$",
                             re.IGNORECASE)
 # a count of threads: `N_THREADS / 32` is a count of warps (division only)
-THREAD_COUNT_NAME = re.compile(r"^(n_?|num_?|k_?)?threads(_?per_?(block|cta))?_?$|^block_?(size|threads)_?$",
-                               re.IGNORECASE)
+THREAD_COUNT_NAME = re.compile(
+    r"^(n_?|num_?|k_?)?((cta|block)_?)?threads(_?per_?(block|cta))?_?$|^(block|cta)_?(size|threads)_?$",
+    re.IGNORECASE,
+)
 WARP_COUNT_NAME = re.compile(r"warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 
@@ -129,10 +131,13 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                           {"expr": " ".join(text_of(node).split()), "op": op, "value": 32})
             continue
         wanted = WARP_OPERANDS.get(op)
-        if wanted is None or const_value(node.child_by_field_name("right")) != wanted:
+        right = node.child_by_field_name("right")
+        if wanted is None or not (
+            const_value(right) == wanted or (op == "/" and float_value(right) == wanted)
+        ):
             continue
         left = node.child_by_field_name("left")
-        if left is None or not _thread_derived(unit, left, counts=op == "/"):
+        if left is None or not _thread_derived(unit, left, counts=op in ("/", ">>")):
             continue
         if op == "<" and not _warp_section(unit, node, left):
             continue

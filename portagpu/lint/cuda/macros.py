@@ -26,6 +26,12 @@ _WORTH_IT = re.compile(
     rb"__shfl|\basm\b|__asm__|__ballot|_sync\b|__activemask|threadIdx|warp|WARP|lane"
 )
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
+# an object-like macro whose body is plain arithmetic is a named constant: it is
+# parsed as `auto NAME = body;` so that `#define NUM_WARPS (BLOCK_SIZE / 32)`
+# reads as the warp count it defines
+_ARITHMETIC = re.compile(rb"[\w\s().+\-*/%<>&|^~]+")
+_WARPISH_NAME = re.compile(rb"(?i)lane|warp|wave")
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _HEAD = b"__device__ void __portagpu_macro_body__() {\n"
 _TAIL = b"\n;}\n"
 
@@ -44,16 +50,22 @@ def macro_body_hits(
     objects = {m.group(1): m.group(0) for m in matches if m.group(2) is None}
     for match in matches:
         start = match.start(3)
-        body = match.group(3)
-        if not _WORTH_IT.search(body) or unit.is_guarded(match.start()):
+        name, body = match.group(1), match.group(3)
+        constant = (
+            match.group(2) is None
+            and _WARPISH_NAME.search(name) is not None
+            and _ARITHMETIC.fullmatch(_COMMENT.sub(b" ", body).strip()) is not None
+        )
+        if not (constant or _WORTH_IT.search(body)) or unit.is_guarded(match.start()):
             continue
         # a backslash-newline becomes space-newline: same length, same lines
         body = body.replace(b"\\\n", b" \n").replace(b"\\\r\n", b" \r\n")
-        names = set(_IDENT.findall(body)) - {match.group(1)}
-        prelude = b"".join(objects[name] + b"\n" for name in sorted(names) if name in objects)
-        base = len(prelude) + len(_HEAD)
+        names = set(_IDENT.findall(body)) - {name}
+        prelude = b"".join(objects[n] + b"\n" for n in sorted(names) if n in objects)
+        head = _HEAD + (b"auto " + name + b" =" if constant else b"")
+        base = len(prelude) + len(head)
         inner = CudaUnit(
-            (prelude + _HEAD + body + _TAIL).decode("utf-8", "surrogatepass"), unit.guard_macros
+            (prelude + head + body + _TAIL).decode("utf-8", "surrogatepass"), unit.guard_macros
         )
         for rule, hit in run(inner, rules):
             if base <= hit.start and hit.end <= base + len(body):

@@ -103,6 +103,9 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         found = registry.get(rule.checker)
         if found is None:
             continue  # the engine validates checker names; unknown ones are inert here
+        extra = rule.options.get("extra_tokens", ())
+        if rule.tokens and not any(token in text for token in (*rule.tokens, *extra)):
+            continue  # the rule's own pre-scan, per file (as the CUDA side does per source)
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))
         # a line holding one of these words is walked; `options.extra_tokens`

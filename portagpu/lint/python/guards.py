@@ -24,8 +24,10 @@ guard. The heuristics, in order of strength:
 * Backend implementations. A module in a directory named for a vendor
   (torch/cuda/, torch/backends/cudnn/, triton/backends/nvidia/,
   _inductor/codegen/rocm/) is that vendor's backend: every target is covered.
-  A vendor-named file stem (common_cuda.py, gemm_sm90.py) covers like a vendor
-  name. A class deriving from a base named *Accelerator / *DeviceInterface /
+  A file named for a vendor's side of a dispatch (nvml.py, cuda_backend.py,
+  gemm_sm90.py: vendor words, an NVIDIA architecture, role words such as
+  backend/impl/device) covers like a vendor name; a vendor word beside a topic
+  (ptx_assembly.py, cuda_kernels.py) does not exempt the file. A class deriving from a base named *Accelerator / *DeviceInterface /
   *DeviceOpOverrides implements a device abstraction (CUDA_Accelerator(
   DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and is that vendor's
   side of it (every target when its own name names no vendor). A function or
@@ -289,13 +291,37 @@ def _project_relative(path: str) -> str:
     return path
 
 
+# Words that, beside a vendor word, name one side of a dispatch by device
+# (cuda_backend.py, impl_rocm.py); any other word makes a vendor-named file a
+# topic (ptx_assembly.py, cuda_kernels.py, nvidia_demo.py), not a backend
+_DISPATCH_ROLES = frozenset((
+    "backend", "backends", "impl", "implementation", "interface", "device",
+    "accelerator", "platform", "runtime", "driver", "provider", "dispatch",
+    "specific", "only", "native", "ext", "extension", "smi",
+))
+
+
+def _dispatch_stem_cover(stem: str) -> frozenset[str]:
+    """Cover of a file named for a vendor: one NVIDIA architecture's variant
+    (gemm_sm90.py) or a vendor's side of a dispatch (nvml.py, cuda_backend.py)."""
+    if _NVIDIA_ARCH.search(stem.lower()):
+        return EVERY
+    cover = _word_cover(stem)
+    if not cover or any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in _words(stem)):
+        return cover  # an AMD file (hip_kernels.py) is the port itself
+    vendor = [w for w in _words(stem) if _word_cover(w)]
+    rest = [w for w in _words(stem) if not _word_cover(w)]
+    return cover if vendor and all(w in _DISPATCH_ROLES for w in rest) else NONE
+
+
 def path_cover(path: str) -> frozenset[str]:
     """A module inside a vendor-named package is that vendor's backend (every
-    target); a vendor-named file (cuda_utils.py) covers like a vendor name."""
+    target); a file named for a vendor's side of a dispatch (nvml.py,
+    cuda_backend.py, gemm_sm90.py) covers like a vendor name."""
     parts = re.split(r"[\\/]", _project_relative(path))
     stem = parts[-1].rsplit(".", 1)[0]
     for part in parts[:-1]:
         # only a directory named just for a vendor (not "cuda-projects/")
         if len(_words(part)) == 1 and _word_cover(part):
             return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
-    return _word_cover(stem)
+    return _dispatch_stem_cover(stem)

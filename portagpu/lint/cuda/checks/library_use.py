@@ -5,6 +5,7 @@ Data-driven from the rule's options:
   includes:   header prefixes, e.g. ["cub/", "cublas"]
   namespaces: C++ namespaces, e.g. ["cub"]
   prefixes:   C API name prefixes, e.g. ["cublas"]
+  calls:      also report each call through the namespaces, once per line
 Each matching #include is reported; with no include in the source (a header
 pulled in elsewhere, or an embedded string), the library's first use is,
 except inside `#ifdef CUBLAS_API_H_`-style blocks: code that compiles only
@@ -57,6 +58,28 @@ def _header(node) -> str:
 
 @checker("library_use")
 def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+    lines: set[int] = set()
+    for hit in _library_use(unit, rule):
+        lines.add(unit.index.position(hit.start)[0])
+        yield hit
+    if rule.options.get("calls"):
+        # a library of templates (CUTLASS/CuTe) breaks at each call into it,
+        # wherever its include is
+        _, namespaces, _ = _options(rule)
+        library = rule.options.get("library", rule.name)
+        for call in unit.nodes("call_expression"):
+            function = call.child_by_field_name("function")
+            name = text_of(function).split("::", 1) if function is not None else []
+            if len(name) < 2 or name[0].strip() not in namespaces:
+                continue
+            line = unit.index.position(call.start_byte)[0]
+            if line not in lines and not unit.is_guarded(call.start_byte):
+                lines.add(line)
+                what = text_of(function).split("<", 1)[0]
+                yield Hit(function.start_byte, function.end_byte, {"library": library, "what": what})
+
+
+def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     includes, namespaces, prefixes = _options(rule)
     library = rule.options.get("library", rule.name)
     any_include = False

@@ -3,6 +3,7 @@
 from portagpu.lint.python.checkers import (  # noqa: F401
     cupy,
     distributed,
+    numba_warp,
     packaging,
     telemetry,
     torch_device,
