@@ -78,12 +78,14 @@ def _colour(stream) -> bool:
 def _diff(changed: dict[str, tuple[str, str]]) -> str:
     import difflib
 
+    from portagpu.lint.lines import split_lines
+
     parts = []
     for path, (old, new) in sorted(changed.items()):
         parts.append(
             "".join(
                 difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+                    split_lines(old, keepends=True), split_lines(new, keepends=True), f"a/{path}", f"b/{path}"
                 )
             )
         )

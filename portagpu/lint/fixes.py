@@ -11,18 +11,12 @@ import tempfile
 import tokenize
 from collections.abc import Iterable, Sequence
 
+from portagpu.lint.lines import line_starts
 from portagpu.lint.model import Finding, Fix
 
 
 class UnsafeFix(Exception):
     """The fixed text would not parse; nothing is written."""
-
-
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
 
 
 def _offset(starts: list[int], line: int, col: int) -> int:
@@ -37,7 +31,8 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Applies each fix's edits together, back to front; a fix whose edits
     overlap one already applied waits for the next round. Returns the new
     text and how many fixes went in."""
-    starts = _offsets(text)
+    starts = line_starts(text)
+    starts.append(len(text))  # the end of the last line
     spans = []
     for fix in fixes:
         edits = [(_offset(starts, e.line, e.col), _offset(starts, e.end_line, e.end_col), e.content) for e in fix.edits]

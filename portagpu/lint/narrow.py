@@ -18,6 +18,8 @@ import itertools
 import re
 from collections.abc import Iterable
 
+from portagpu.lint.lines import split_lines
+
 # triple-quoted strings: a column-0 `def` inside a docstring is not code.
 # (Single-quoted strings cannot span lines without a backslash.) A stray
 # triple quote in a comment can only merge blocks, which is safe, or split
@@ -58,7 +60,7 @@ def bound_names(
     """Names bound on lines that mention a token (imports, assignments): code
     elsewhere can reach a GPU API through them without spelling a token."""
     if starts is None:
-        starts = _starts(text.splitlines(keepends=True))
+        starts = _starts(split_lines(text, keepends=True))
     if token_lines is None:
         token_lines = _lines_with(text, _minimal(tokens), starts)
     names: set[str] = set()
@@ -113,7 +115,7 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     tokens = _minimal(tokens)
     if not tokens or ("def" not in text and "class" not in text):
         return None
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     starts = _starts(lines)
     inside = _string_interiors(text, starts)
     # top-level statement starts: column-0 code lines outside strings, not a

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from portagpu.lint import meta
+from portagpu.lint.lines import line_starts_bytes
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".cu": "cuda", ".cuh": "cuda"}
 
@@ -35,9 +36,8 @@ class Undecodable:
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return line, col
+    starts = line_starts_bytes(data[:offset])
+    return len(starts), offset - starts[-1] + 1
 
 
 def decode_source(data: bytes, language: str = "python") -> str | Undecodable:

@@ -1,0 +1,100 @@
+"""Issue 13 item 1: one line model (\\r\\n, \\r, \\n) wherever offsets are
+computed. `str.splitlines()` also breaks at form feed, U+0085, U+2028, ...
+which Python keeps inside a line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from portagpu.lint.lines import line_starts, split_lines, strip_ending
+
+ODD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_split_lines_breaks_only_where_python_does(odd):
+    text = f"a = 1 # x{odd}y\r\nb = 2\rc = 3\n{odd}\nd"
+    lines = split_lines(text)
+    assert lines == [f"a = 1 # x{odd}y", "b = 2", "c = 3", odd, "d"]
+    assert "".join(split_lines(text, keepends=True)) == text
+    assert len(line_starts(text)) == len(lines)
+    assert strip_ending("x\r\n") == ("x", "\r\n") and strip_ending("x\r") == ("x", "\r")
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x85", "\u2028", "\x1c"])
+def test_fix_lands_on_its_line_after_an_odd_character(lint_tree, tmp_path: Path, odd):
+    text = f"import torch\n# page{odd}one\n\n# page two\nscaler = torch.cuda.amp.GradScaler()\n"
+    result = lint_tree({"a.py": text}, fix=True)
+    fixed = (tmp_path / "a.py").read_text(encoding="utf-8")
+    assert result.fixed == 1, result.errors
+    assert fixed == text.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+    ast.parse(fixed)
+
+
+def test_form_feed_page_break_line(lint_tree, tmp_path: Path):
+    text = "import torch\n\x0c\n# page two\nscaler = torch.cuda.amp.GradScaler()\n"
+    lint_tree({"a.py": text}, fix=True)
+    assert (tmp_path / "a.py").read_text() == text.replace(
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+    )
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\u2028", "\x85"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_add_noqa_comment_on_the_finding_line(lint_tree, tmp_path: Path, odd, newline):
+    lines = ["import torch", f"# a{odd}b", "x = 1", "torch.cuda.synchronize()", ""]
+    text = newline.join(lines)
+    result = lint_tree({"b.py": text}, add_noqa_comments=True)
+    assert result.noqa_added == 1
+    new = (tmp_path / "b.py").read_bytes().decode("utf-8")
+    assert split_lines(new)[3] == "torch.cuda.synchronize()  # noqa: PG101"
+    assert split_lines(new)[2] == "x = 1"
+    assert lint_tree({"b.py": new}).findings == []
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_noqa_is_read_on_the_right_line(lint_tree, newline):
+    text = newline.join(["import torch", "# noqa: PG101", "torch.cuda.synchronize()", ""])
+    result = lint_tree({"c.py": text})
+    assert [(f.code, f.line) for f in result.findings] == [("PG101", 3)]
+
+
+def test_reported_line_after_a_blanked_block_with_a_form_feed(lint_tree):
+    # the top-level helper mentions nothing a rule wants, so it is blanked
+    # before parsing; the blanked lines must be counted as Python counts them
+    helper = "def helper():\n    # one\x0ctwo\u2028three\n    return 1\n\n"
+    text = "import torch\n\n" + helper * 30 + "torch.cuda.synchronize()\n"
+    result = lint_tree({"d.py": text})
+    expected = text.count("\n")
+    assert [(f.code, f.line) for f in result.findings] == [("PG101", expected)]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_cuda_positions_and_noqa_follow_the_same_model(lint_tree, tmp_path: Path, newline):
+    lines = [
+        "// page\x0cbreak",
+        "__global__ void k(float* v) {",
+        "    v[0] = __shfl_down_sync(0xffffffff, v[0], 1);",
+        "}",
+        "",
+    ]
+    text = newline.join(lines)
+    result = lint_tree({"k.cu": text})
+    assert {f.line for f in result.findings if f.code == "PG501"} == {3}
+    lint_tree({"k.cu": text}, add_noqa_comments=True)
+    new = (tmp_path / "k.cu").read_bytes().decode()
+    assert "noqa: PG501" in split_lines(new)[2]
+    assert newline in new and (newline != "\n" or "\r" not in new)
+    assert [f for f in lint_tree({"k.cu": new}).findings if f.code == "PG501"] == []
+
+
+def test_backslash_continuation_with_cr_endings(lint_tree, tmp_path: Path):
+    text = "import torch\rx = 1 + \\\r    torch.cuda.device_count()\r"
+    result = lint_tree({"e.py": text}, add_noqa_comments=True)
+    assert result.noqa_added == 1
+    new = (tmp_path / "e.py").read_bytes().decode()
+    assert split_lines(new)[2].endswith("# noqa: PG101")
+    ast.parse(new)
