@@ -3,6 +3,7 @@ anything is written, atomic writes that keep the file's mode and encoding."""
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import io
 import os
@@ -27,6 +28,40 @@ def _offset(starts: list[int], line: int, col: int) -> int:
     return min(starts[line - 1] + col - 1, starts[line])
 
 
+class _Taken:
+    """Spans already edited, sorted by start: an overlap test is a bisect and
+    a look at the neighbours (a scan of every span made big fixes quadratic).
+    Spans never overlap each other; empty ones (insertions) may touch."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, a: int, b: int) -> bool:
+        starts, ends = self.starts, self.ends
+        j = bisect.bisect_left(starts, a)
+        k = j - 1  # spans that start before a: only the last start group can reach it
+        while k >= 0 and starts[k] == starts[j - 1]:
+            if _clash(a, b, starts[k], ends[k]):
+                return True
+            k -= 1
+        k = j
+        while k < len(starts) and (starts[k] < b or starts[k] == a):
+            if _clash(a, b, starts[k], ends[k]):
+                return True
+            k += 1
+        return False
+
+    def add(self, a: int, b: int) -> None:
+        at = bisect.bisect_right(self.starts, a)
+        self.starts.insert(at, a)
+        self.ends.insert(at, b)
+
+
+def _clash(a: int, b: int, ta: int, tb: int) -> bool:
+    return (a < tb and ta < b) or a == b == ta == tb
+
+
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Applies each fix's edits together, back to front; a fix whose edits
     overlap one already applied waits for the next round. Returns the new
@@ -39,22 +74,23 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
         if edits and all(a <= b for a, b, _ in edits):
             spans.append(sorted(edits))
     spans.sort(key=lambda s: s[0][0])  # first in the file wins a conflict, as in ruff
-    taken: list[tuple[int, int]] = []
+    taken = _Taken()
     chosen: list[tuple[int, int, str]] = []
     applied = 0
     for edits in spans:
-        overlap = any(
-            a < tb and ta < b or (a == b == ta == tb) for a, b, _ in edits for ta, tb in taken
-        )
         inner = any(edits[i][1] > edits[i + 1][0] for i in range(len(edits) - 1))
-        if overlap or inner:
+        if inner or any(taken.overlaps(a, b) for a, b, _ in edits):
             continue
-        taken.extend((a, b) for a, b, _ in edits)
+        for a, b, _ in edits:
+            taken.add(a, b)
         chosen.extend(edits)
         applied += 1
-    for a, b, content in sorted(chosen, key=lambda e: (e[0], e[1]), reverse=True):
-        text = text[:a] + content + text[b:]
-    return text, applied
+    pieces, at = [], 0  # one pass: re-slicing the text per edit is quadratic
+    for a, b, content in sorted(chosen, key=lambda e: (e[0], e[1])):
+        pieces += (text[at:a], content)
+        at = b
+    pieces.append(text[at:])
+    return "".join(pieces), applied
 
 
 def check_parses(text: str, path: str, language: str) -> None:

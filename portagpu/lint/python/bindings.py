@@ -144,7 +144,9 @@ def _terminates(body: Sequence[ast.stmt]) -> bool:
 class Bindings:
     """Definite-binding queries over one module; caches are per scope and block."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, *, may_delete: bool = True) -> None:
+        """may_delete=False: the source has no `del` statement (a cheap text
+        test), so the walk that finds deleted globals is skipped."""
         self.tree = tree
         self._scopes: dict[int, _Scope] = {}
         self._index: dict[
@@ -153,7 +155,7 @@ class Bindings:
         self._first: dict[
             tuple[int, str, str], int
         ] = {}  # (parent, field, name) -> first binding index
-        self._deleted: set[str] | None = None
+        self._deleted: set[str] | None = None if may_delete else set()
 
     def definitely_bound(self, name: str, path: Sequence[ast.AST]) -> bool:
         """`path`: the nodes from the module's top statement down to the point."""

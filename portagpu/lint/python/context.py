@@ -9,6 +9,7 @@ One walk serves every enabled rule: nodes are dispatched by type.
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from portagpu.lint.python.source import Source
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
+_DEL = re.compile(r"\bdel\b")
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
@@ -86,7 +88,7 @@ class Context:
         if self._bindings is None:
             from portagpu.lint.python.bindings import Bindings
 
-            self._bindings = Bindings(self.tree)
+            self._bindings = Bindings(self.tree, may_delete=_DEL.search(self.source.text) is not None)
         path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
         return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
