@@ -7,7 +7,8 @@ libraries, guarded blocks and non-warp code) renamed per copy:
 Measured in one process, side by side: tree-sitter parse + every CUDA rule
 (what `portagpu lint` runs per file), translate() with the built-in table and
 with PyTorch's tables (its one-time import reported apart), and translate()
-plus the JSON report. Target: <= 0.5 s per 1,000-line file including the report.
+plus the JSON report (diagnose=True, as `portagpu hipify` runs it). Target:
+<= 0.5 s per 1,000-line file including the report.
 
     python benchmarks/hipify_speed.py [--repeat 5]
 """
@@ -71,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from portagpu.hipify_bridge import translate
 
-    from portagpu.cuda import check_cuda_file
     from portagpu.lint.catalogue import load_catalogue
+    from portagpu.lint.cuda import check_cuda_file
     from portagpu.lint.model import LintSettings
 
     rules = [r for r in load_catalogue() if r.language == "cuda"]
@@ -87,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     def translate_all(texts, engine, report=False):
         def run():
             for t in texts:
-                tr = translate(t, engine=engine)
+                tr = translate(t, engine=engine, diagnose=report)
                 if report:
                     json.dumps(tr.report.to_dict())
         return run
 
-    translate(big, engine="builtin")  # warm caches: parser, catalogue, header
+    translate(big, engine="builtin", diagnose=True)  # warm caches: parser, catalogue, header
     rows = []
     has_torch = importlib.util.find_spec("torch") is not None
     torch_import_s = None

@@ -12,7 +12,6 @@ the H100 numbers from benchmarks/launch_overhead.py are the result.
 Writes benchmarks/results/launch_host_cpu.{json,md} (or --out DIR, --label).
 """
 
-# ruff: noqa: I001  (portagpu must be imported before triton)
 from __future__ import annotations
 
 import argparse
@@ -23,12 +22,12 @@ import time
 import types
 from pathlib import Path
 
-import portagpu
-
 import numpy as np
 import torch
 import triton.language as tl
 from triton.runtime.jit import JITFunction
+
+import portagpu
 
 RESULTS = Path(__file__).with_name("results")
 SOURCE = r"""

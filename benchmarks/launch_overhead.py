@@ -13,7 +13,6 @@ throughput >= 95% of native. Writes benchmarks/results/launch_overhead.{json,md}
 Needs a CUDA GPU with triton and cupy; --quick for a short smoke run.
 """
 
-# ruff: noqa: I001  (portagpu must be imported before triton)
 from __future__ import annotations
 
 import argparse
@@ -24,12 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-import portagpu
-
 import numpy as np
 import torch
 import triton
 import triton.language as tl
+
+import portagpu
 
 RESULTS = Path(__file__).with_name("results")
 ADD_SOURCE = r"""

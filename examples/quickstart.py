@@ -8,14 +8,13 @@
 Every numeric result is checked against torch; the script exits 1 on a wrong one.
 """
 
-# ruff: noqa: E402, I001  (portagpu must be imported before triton defines kernels)
-import portagpu  # first: switches Triton's interpreter on when there is no GPU
-
 from pathlib import Path
 
 import torch
 import triton
 import triton.language as tl
+
+import portagpu  # in any order: with no GPU, portagpu.launch runs Triton's interpreter per kernel
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,9 +1,12 @@
 """translate(): CUDA source -> HIP source plus an honest report.
 
-1. The PG5xx/PG6xx checkers run on the CUDA source (tree-sitter).
-2. The warp findings that have a mechanical fix are rewritten (64-bit masks,
-   __popcll/__ffsll, PORTAGPU_WARP_SIZE instead of 32); the others (PTX, MMA,
-   libraries, unrolled shuffles) stay in place and are reported with lines.
+1. The warp constructs that have a mechanical fix are found (portagpu.cuda.warp,
+   the finders lint's PG5xx rules use too) and rewritten (64-bit masks,
+   __popcll/__ffsll, PORTAGPU_WARP_SIZE instead of 32).
+   With diagnose=True every PG5xx/PG6xx rule of lint's catalogue runs instead,
+   and the constructs left in place (PTX, MMA, libraries, unrolled shuffles)
+   are reported with lines; without it no lint module is loaded, which keeps
+   the AMD run-time compile path (backends/amd) apart from lint.
 3. An API renaming engine runs (hipify-perl, hipify-clang, PyTorch's tables or
    the built-in table), outside #if blocks already written for HIP.
 4. portagpu_hip_compat.h is inlined when the result needs it, so one text
@@ -14,6 +17,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -21,6 +25,9 @@ from typing import Any
 
 from portagpu.hipify_bridge import engines
 from portagpu.hipify_bridge.warp_fixes import FIXERS, ByteEdit
+
+from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.cuda.warp import FINDERS
 
 HEADER_NAME = "portagpu_hip_compat.h"
 NEEDS_HEADER = ("PORTAGPU_", "_sync", "__activemask", "__syncwarp")
@@ -33,6 +40,10 @@ LIBRARY_PACKAGES = {
 
 @dataclass
 class Report:
+    """What translate did. `rule` in warp_rewrites is the rule id with
+    diagnose=True, else the construct's `checker:` name; unconverted and
+    libraries are filled only with diagnose=True."""
+
     engine: str
     converted: dict[str, int] = field(default_factory=dict)  # CUDA name -> count
     warp_rewrites: list[dict[str, Any]] = field(default_factory=list)
@@ -72,11 +83,29 @@ def compat_header() -> str:
     return resources.files("portagpu.hipify_bridge").joinpath(HEADER_NAME).read_text("utf-8")
 
 
-@lru_cache(maxsize=1)
-def _cuda_rules() -> tuple[Any, ...]:
-    from portagpu.lint.catalogue import load_catalogue
+@dataclass(frozen=True)
+class _Found:
+    checker: str  # the `checker:` name: picks the fixer
+    label: str  # what the report names: rule id, or checker name without diagnose
+    hit: Hit
+    message: str = ""
 
-    return tuple(r for r in load_catalogue() if r.language == "cuda")
+
+def _warp_constructs(unit: CudaUnit) -> Iterator[_Found]:
+    """The rewritable constructs, in rule-id order as lint lists them."""
+    for name, find in FINDERS.items():
+        for hit in unit.unguarded(find(unit, {})):
+            yield _Found(name, name, hit)
+
+
+def _diagnosed(unit: CudaUnit) -> Iterator[_Found]:
+    """Every CUDA rule's hits, with the rule's id and message."""
+    from portagpu.lint.catalogue import load_catalogue
+    from portagpu.lint.cuda.analysis import format_message, run_rules
+
+    rules = [r for r in load_catalogue() if r.language == "cuda"]
+    for rule, hit in run_rules(unit, rules):
+        yield _Found(rule.checker, rule.id, hit, format_message(rule, hit.values))
 
 
 def _apply(data: bytes, edits: list[ByteEdit]) -> bytes:
@@ -130,6 +159,7 @@ def translate(
     engine: str = "auto",
     header: str = "inline",
     guard_macros: tuple[str, ...] = (),
+    diagnose: bool = False,
 ) -> Translation:
     """Translate CUDA C++ `source` to HIP.
 
@@ -138,10 +168,10 @@ def translate(
     engine: "auto" (hipify-perl, hipify-clang, torch, builtin: the first present),
       or one of them by name (EngineUnavailable if absent).
     header: "inline" the compat header, "include" it by name, or "none".
+    diagnose: run lint's CUDA rules to report, with rule ids and messages, what
+      was not converted and which HIP libraries the result needs (`portagpu
+      hipify` does); the translated text is the same either way.
     """
-    from portagpu.cuda.analysis import format_message, run_rules
-    from portagpu.cuda.unit import CudaUnit
-
     chosen = engines.pick_engine(engine)
     report = Report(engine=chosen)
     unit = CudaUnit(source, guard_macros)
@@ -156,24 +186,27 @@ def translate(
                 "warp constructs there were neither checked nor rewritten")
 
     edits: list[ByteEdit] = []
-    for rule, hit in run_rules(unit, _cuda_rules()):
+    for found in _diagnosed(unit) if diagnose else _warp_constructs(unit):
+        hit = found.hit
         line, col = unit.index.position(hit.start)
-        fixer = FIXERS.get(rule.checker)
+        fixer = FIXERS.get(found.checker)
         planned = fixer(unit, hit) if fixer is not None else None
         before = unit.index.data[hit.start:hit.end].decode("utf-8", "replace")
         fresh = [e for e in planned or () if e not in edits]  # two rules may widen one type
         if planned and not any(_overlaps(e, edits) for e in fresh):
             edits += fresh
             report.warp_rewrites.append({
-                "line": line, "col": col, "rule": rule.id, "before": " ".join(before.split()),
+                "line": line, "col": col, "rule": found.label, "before": " ".join(before.split()),
                 "after": "; ".join(e.text for e in planned),
             })
             continue
+        if not diagnose:
+            continue
         report.unconverted.append({
-            "line": line, "col": col, "rule": rule.id, "construct": " ".join(before.split())[:80],
-            "message": format_message(rule, hit.values),
+            "line": line, "col": col, "rule": found.label, "construct": " ".join(before.split())[:80],
+            "message": found.message,
         })
-        package = LIBRARY_PACKAGES.get(rule.id)
+        package = LIBRARY_PACKAGES.get(found.label)
         if package and package not in report.libraries:
             report.libraries.append(package)
 

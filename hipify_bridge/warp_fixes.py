@@ -61,7 +61,7 @@ def fix_lane_mask(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     node = _node(unit, hit)
     decl = _declaration_of(node) if node is not None else None
     if decl is not None:
-        from portagpu.cuda.checks._common import is_32bit_declaration
+        from portagpu.cuda.warp.common import is_32bit_declaration
 
         if is_32bit_declaration(decl):
             edits += _widen_declaration(decl)

@@ -44,9 +44,9 @@ def as_rows(x: Any, dim: int) -> tuple[Any, int, int]:
     return moved, rows, cols
 
 
-def persistent_grid(target: Any, config: dict[str, Any], per_sm_key: str, max_key: str = "max_programs") -> int:
+def persistent_grid(device: Any, config: dict[str, Any], per_sm_key: str, max_key: str = "max_programs") -> int:
     """How many persistent programs/blocks to launch: `per_sm_key` per SM/CU on a
     GPU, `max_key` where the device does not say how many it has."""
-    if target.is_gpu and target.multiprocessors:
-        return max(1, int(config.get(per_sm_key, 4)) * int(target.multiprocessors))
+    if device.is_gpu and device.multiprocessors:
+        return max(1, int(config.get(per_sm_key, 4)) * int(device.multiprocessors))
     return max(1, int(config.get(max_key, 4)))

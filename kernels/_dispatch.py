@@ -12,12 +12,15 @@ import threading
 from typing import Any
 
 from portagpu.kernels import _tuning
-from portagpu.kernels._target import Target
 
+from portagpu.backends import all_backends, find_backend
+from portagpu.device import Device
 from portagpu.errors import LaunchError
 
 ENV_IMPL = "PORTAGPU_KERNELS_IMPL"
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "matrix_instr_nonkdim", "waves_per_eu", "kpack")
+# table keys handed to portagpu.launch besides the CAPITALISED constexprs; the
+# vendors' own Triton options (each backend's triton_options) are added to these
+LAUNCH_OPTIONS = ("num_warps", "num_stages")
 
 _last = threading.local()
 
@@ -32,8 +35,14 @@ def _record(impl: str) -> str:
     return impl
 
 
-def choose(kernel: str, target: Target, requested: str | None, *,
-           impls: tuple[str, ...] = ("triton", "torch"), fits: str | None = None) -> str:
+def choose(
+    kernel: str,
+    device: Device,
+    requested: str | None,
+    *,
+    impls: tuple[str, ...] = ("triton", "torch"),
+    fits: str | None = None,
+) -> str:
     """The implementation to run, recorded for `last_impl()`.
 
     `impls` are the implementations this kernel has; `fits` says why the inputs
@@ -45,60 +54,73 @@ def choose(kernel: str, target: Target, requested: str | None, *,
         if explicit not in _tuning.IMPLS:
             raise LaunchError(f"{kernel}: impl={explicit!r}; use one of {', '.join(_tuning.IMPLS)}")
         if explicit not in impls:
-            raise LaunchError(f"{kernel}: has no {explicit} implementation (has {', '.join(impls)})")
+            raise LaunchError(
+                f"{kernel}: has no {explicit} implementation (has {', '.join(impls)})"
+            )
         why = fits if explicit != "torch" else None
-        why = why or unavailable(explicit, target)
+        why = why or unavailable(explicit, device)
         if why:
-            raise LaunchError(f"{kernel}: impl={explicit!r} cannot run on {target.name}: {why}")
+            raise LaunchError(f"{kernel}: impl={explicit!r} cannot run on {device.name}: {why}")
         return _record(explicit)
-    impl = _tuning.default_impl(kernel, target.vendor)
-    if impl not in impls or fits or unavailable(impl, target):
+    impl = _tuning.default_impl(kernel, device.vendor)
+    if impl not in impls or fits or unavailable(impl, device):
         impl = "torch"
     return _record(impl)
 
 
-def unavailable(impl: str, target: Target) -> str | None:
-    """Why `impl` cannot run on `target`, or None when it can."""
+def unavailable(impl: str, device: Device) -> str | None:
+    """Why `impl` (a kernel language: triton, cuda or torch) cannot run on
+    `device`, or None when it can. The device's backend says what it runs."""
     if impl == "torch":
         return None
+    backend = find_backend(device.backend)
+    if backend is None:
+        return f"portagpu has no {device.backend} backend"
     if impl == "cuda":
-        return None if target.backend in ("cuda", "rocm") else "CUDA C needs an NVIDIA or AMD GPU"
-    if target.backend in ("cuda", "rocm"):
-        return None if _triton_importable() else "triton is not installed"
-    if target.backend == "cpu":
-        return None if triton_interpreting() else (
-            "Triton runs on the CPU only in its interpreter; set TRITON_INTERPRET=1 "
-            "before triton is imported")
-    return f"Triton has no {target.backend} backend"
+        if backend.cuda_compiler() is not None:
+            return None
+        able = [b.display_name for b in all_backends() if b.cuda_compiler() is not None]
+        return f"CUDA C needs a GPU whose backend compiles it ({', '.join(able)})"
+    if backend.triton_mode == "native":
+        return None if _importable("triton") else "triton is not installed"
+    # The interpreter runs on host copies of the tensors: worth it on the CPU
+    # (tests, no GPU); on a GPU without a Triton backend the torch reference wins.
+    if backend.triton_mode == "interpreted" and not backend.is_gpu:
+        return (
+            None
+            if _importable("triton") and _importable("numpy")
+            else ("Triton's interpreter needs triton and numpy installed")
+        )
+    return f"Triton has no {device.backend} backend"
 
 
-def _triton_importable() -> bool:
+def _importable(module: str) -> bool:
     try:
-        import triton  # noqa: F401
+        __import__(module)
     except ImportError:
         return False
     return True
 
 
-def triton_interpreting() -> bool:
-    """True when Triton kernels (and Triton's own tl.* helpers) run in the interpreter."""
-    if os.environ.get("TRITON_INTERPRET", "0") in ("", "0") or not _triton_importable():
-        return False
-    import triton.language as tl
-
-    # tl.sum and friends were decorated when triton was imported: if the variable
-    # was set later, they are compiled functions that the interpreter cannot call.
-    return type(tl.standard.sum).__name__ == "InterpretedFunction"
+def _launch_options() -> frozenset[str]:
+    return frozenset(LAUNCH_OPTIONS).union(*(b.triton_options for b in all_backends()))
 
 
-def launch_triton(kernel: Any, grid: tuple[int, ...], *args: Any, target: Target,
-                  config: dict[str, Any], **constexprs: Any) -> None:
+def launch_triton(
+    kernel: Any,
+    grid: tuple[int, ...],
+    *args: Any,
+    device: Device,
+    config: dict[str, Any],
+    **constexprs: Any,
+) -> None:
     """Launch through `portagpu.launch` with the table row's options and its
     constexprs (CAPITALISED keys); `constexprs` override the row's. The runtime
     scales num_warps (32-thread units) to the wavefront size, drops options of
     other vendors and runs the interpreter where there is no GPU."""
     import portagpu
 
-    meta = {k: v for k, v in config.items() if k.isupper() or k in LAUNCH_OPTIONS}
+    options = _launch_options()
+    meta = {k: v for k, v in config.items() if k.isupper() or k in options}
     meta.update(constexprs)
     portagpu.launch(kernel, grid, *args, **meta)

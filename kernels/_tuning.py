@@ -13,8 +13,15 @@ from typing import Any
 from portagpu.errors import ConfigError
 
 TABLE = "tuning.yaml"
-VENDORS = ("nvidia", "amd", "apple", "cpu", "default")
 IMPLS = ("triton", "cuda", "torch")
+DEFAULT = "default"  # the rows of a vendor the table has none for
+
+
+def vendors() -> tuple[str, ...]:
+    """The row keys a kernel entry may have: each registered backend's vendor."""
+    from portagpu.backends import all_backends
+
+    return (*dict.fromkeys(b.vendor for b in all_backends()), DEFAULT)
 
 
 @cache
@@ -37,12 +44,12 @@ def table() -> dict[str, Any]:
 
 
 def _check_entry(path: object, name: str, entry: Any) -> None:
-    if not isinstance(entry, dict) or "default" not in entry:
+    if not isinstance(entry, dict) or DEFAULT not in entry:
         raise ConfigError(f"{path}: kernel {name!r} needs a `default` list of rows")
     for vendor, impl in (entry.get("impl") or {}).items():
         if impl not in IMPLS:
             raise ConfigError(f"{path}: {name}.impl.{vendor} = {impl!r}; use one of {IMPLS}")
-    for vendor in VENDORS:
+    for vendor in vendors():
         rows = entry.get(vendor)
         if rows is None:
             continue
@@ -55,7 +62,7 @@ def _check_entry(path: object, name: str, entry: Any) -> None:
 def config(kernel: str, vendor: str, size: int) -> dict[str, Any]:
     """The first row for `vendor` (else `default`) whose `upto` covers `size`."""
     entry = table()[kernel]
-    rows = entry.get(vendor) or entry["default"]
+    rows = entry.get(vendor) or entry[DEFAULT]
     for row in rows:
         if size <= row.get("upto", size):
             return {k: v for k, v in row.items() if k != "upto"}

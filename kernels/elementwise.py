@@ -6,7 +6,8 @@ from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
 from portagpu.kernels._common import TRITON_FLOATS, cdiv, check_out, dtype_name
-from portagpu.kernels._target import target_of
+
+from portagpu.device import device_of
 
 
 def add_reference(x: Any, y: Any, *, alpha: float = 1.0) -> Any:
@@ -18,10 +19,10 @@ def add_reference(x: Any, y: Any, *, alpha: float = 1.0) -> Any:
 def add(x: Any, y: Any, *, alpha: float = 1.0, out: Any = None, impl: str | None = None) -> Any:
     """x + alpha * y (torch.add). Same-shape inputs run the kernel; anything else
     (broadcasting, mixed dtypes, integers) runs torch."""
-    target = target_of(x)
+    device = device_of(x)
     fits = None if (x.shape == y.shape and x.dtype == y.dtype and x.device == y.device
                     and dtype_name(x) in TRITON_FLOATS) else "needs same-shape float tensors"
-    if _dispatch.choose("add", target, impl, fits=fits) == "torch":
+    if _dispatch.choose("add", device, impl, fits=fits) == "torch":
         result = add_reference(x, y, alpha=alpha)
         return result if out is None else check_out(out, result, "add").copy_(result)
     out = check_out(out, x, "add")
@@ -30,8 +31,8 @@ def add(x: Any, y: Any, *, alpha: float = 1.0, out: Any = None, impl: str | None
         return out
     from portagpu.kernels._triton.elementwise import add_kernel
 
-    config = _tuning.config("add", target.vendor, n)
+    config = _tuning.config("add", device.vendor, n)
     grid = (cdiv(n, config["BLOCK"]),)
     _dispatch.launch_triton(add_kernel, grid, x.contiguous(), y.contiguous(), out, n, float(alpha),
-                            target=target, config=config)
+                            device=device, config=config)
     return out

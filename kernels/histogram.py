@@ -17,8 +17,8 @@ from portagpu.kernels._common import (
     next_power_of_2,
     persistent_grid,
 )
-from portagpu.kernels._target import target_of
 
+from portagpu.device import device_of
 from portagpu.errors import LaunchError
 
 
@@ -37,31 +37,31 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
 
     if bins < 1:
         raise LaunchError(f"histogram: bins must be >= 1, got {bins}")
-    target = target_of(x)
+    device = device_of(x)
     fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
     impls = ("triton", "cuda", "torch") if dtype_name(x) == "float32" else ("triton", "torch")
-    chosen = _dispatch.choose("histogram", target, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose("histogram", device, impl, impls=impls, fits=fits)
     if chosen == "torch":
         return histogram_reference(x, bins, range)
     lo, hi = _range(x, range)
     flat = x.contiguous().view(-1)
     n = flat.numel()
     counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
-    config = _tuning.config("histogram", target.vendor, n)
+    config = _tuning.config("histogram", device.vendor, n)
     if chosen == "triton":
         from portagpu.kernels._triton import histogram as kernels
 
         num_bins = next_power_of_2(bins + 1)  # + a spare bin for values outside the range
         if num_bins <= config["max_block_bins"]:
-            programs = min(cdiv(n, config["BLOCK"]), persistent_grid(target, config, "programs_per_sm"))
+            programs = min(cdiv(n, config["BLOCK"]), persistent_grid(device, config, "programs_per_sm"))
             _dispatch.launch_triton(kernels.histogram_blocks_kernel, (programs,), flat, counts, n, bins,
-                                    lo, hi, target=target, config=config, NUM_BINS=num_bins)
+                                    lo, hi, device=device, config=config, NUM_BINS=num_bins)
         else:
             _dispatch.launch_triton(kernels.histogram_kernel, (cdiv(n, config["BLOCK"]),), flat, counts, n,
-                                    bins, lo, hi, target=target, config=config)
+                                    bins, lo, hi, device=device, config=config)
     else:
         threads = int(config["threads"])
-        blocks = min(cdiv(n, threads), persistent_grid(target, config, "blocks_per_sm"))
+        blocks = min(cdiv(n, threads), persistent_grid(device, config, "blocks_per_sm"))
         # privatise the bins in shared memory when they fit the launch-time limit
         shared = bins * 4 if bins * 4 <= config["max_shared_bytes"] else 0
         _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, flat, counts, n, bins, lo, hi,

@@ -7,8 +7,8 @@ from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
 from portagpu.kernels._common import TRITON_FLOATS, check_out, dtype_name, next_power_of_2
-from portagpu.kernels._target import target_of
 
+from portagpu.device import device_of
 from portagpu.errors import LaunchError
 
 
@@ -25,18 +25,18 @@ def layer_norm(x: Any, normalized_shape: int | tuple[int, ...] | list[int], weig
     shape = _shape(normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise LaunchError(f"layer_norm: normalized_shape {shape} does not end x's shape {tuple(x.shape)}")
-    target = target_of(x)
+    device = device_of(x)
     params_ok = all(p is None or (tuple(p.shape) == shape and p.device == x.device) for p in (weight, bias))
     fits = (None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 and params_ok
             else "needs a non-empty float tensor and weight/bias of normalized_shape")
-    if _dispatch.choose("layer_norm", target, impl, fits=fits) == "torch":
+    if _dispatch.choose("layer_norm", device, impl, fits=fits) == "torch":
         result = layer_norm_reference(x, shape, weight, bias, eps)
         return result if out is None else check_out(out, result, "layer_norm").copy_(result)
     out = check_out(out, x, "layer_norm")
     cols = math.prod(shape)
     rows = x.numel() // cols
     x_rows = x.contiguous().view(rows, cols)
-    config = _tuning.config("layer_norm", target.vendor, cols)
+    config = _tuning.config("layer_norm", device.vendor, cols)
     from portagpu.kernels._triton import layer_norm as kernels
 
     fused = cols <= config["max_fused_cols"]
@@ -45,7 +45,7 @@ def layer_norm(x: Any, normalized_shape: int | tuple[int, ...] | list[int], weig
     weight_arg = weight.contiguous() if weight is not None else x_rows  # unused when absent
     bias_arg = bias.contiguous() if bias is not None else x_rows
     _dispatch.launch_triton(kernel, (rows,), x_rows, weight_arg, bias_arg, out, cols, cols, cols,
-                            float(eps), target=target, config=config, HAS_WEIGHT=weight is not None,
+                            float(eps), device=device, config=config, HAS_WEIGHT=weight is not None,
                             HAS_BIAS=bias is not None, BLOCK=block)
     return out
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
 from portagpu.kernels._common import TRITON_FLOATS, cdiv, check_out, dtype_name
-from portagpu.kernels._target import target_of
 
+from portagpu.device import device_of
 from portagpu.errors import LaunchError
 
 ACTIVATIONS = {None: 0, "none": 0, "gelu": 1, "gelu_tanh": 2, "relu": 3, "silu": 4}
@@ -52,10 +52,10 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
     N = b.shape[1]  # noqa: N806
     if bias is not None and tuple(bias.shape) != (N,):
         raise LaunchError(f"matmul_bias_act: bias must have shape ({N},), got {tuple(bias.shape)}")
-    target = target_of(a)
+    device = device_of(a)
     fits = (None if dtype_name(a) in TRITON_FLOATS and a.dtype == b.dtype and a.device == b.device
             and M * N * K > 0 else "needs two non-empty float matrices of one dtype")
-    if _dispatch.choose("matmul_bias_act", target, impl, fits=fits) == "torch":
+    if _dispatch.choose("matmul_bias_act", device, impl, fits=fits) == "torch":
         result = matmul_bias_act_reference(a, b, bias, act)
         return result if out is None else check_out(out, result, "matmul_bias_act").copy_(result)
     import torch
@@ -66,13 +66,13 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
     elif tuple(out.shape) != (M, N) or out.dtype != a.dtype or out.device != a.device:
         raise LaunchError(f"matmul_bias_act: out must be ({M}, {N}) {a.dtype} on {a.device}, "
                           f"got {tuple(out.shape)} {out.dtype} on {out.device}")
-    config = _tuning.config("matmul_bias_act", target.vendor, max(M, N))
+    config = _tuning.config("matmul_bias_act", device.vendor, max(M, N))
     grid = (cdiv(M, config["BLOCK_M"]) * cdiv(N, config["BLOCK_N"]),)
     # fp32 inputs stay fp32 (no TF32 rounding): torch's default for matmul is the same
     precision = "ieee" if a.dtype == torch.float32 else "tf32"
     _dispatch.launch_triton(
         matmul_bias_act_kernel, grid, a, b, a if bias is None else bias, out, M, N, K,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
-        target=target, config=config, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[act],
+        device=device, config=config, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[act],
         INPUT_PRECISION=precision)
     return out

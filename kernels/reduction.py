@@ -11,7 +11,8 @@ from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
 from portagpu.kernels._common import TRITON_FLOATS, as_rows, cdiv, dtype_name, persistent_grid
-from portagpu.kernels._target import Target, target_of
+
+from portagpu.device import Device, device_of
 
 
 def sum_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
@@ -37,26 +38,26 @@ def max(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | No
 
 
 def _reduce(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> Any:
-    target = target_of(x)
+    device = device_of(x)
     kernel = "reduce" if dim is None else "reduce_rows"
     fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
     # CUDA C: float32; its row max has no indices
     cuda_ok = dtype_name(x) == "float32" and not (op == "max" and dim is not None)
     impls = ("triton", "cuda", "torch") if cuda_ok else ("triton", "torch")
-    chosen = _dispatch.choose(kernel, target, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits)
     reference = sum_reference if op == "sum" else max_reference
     if chosen == "torch":
         return reference(x, dim, keepdim)
     if dim is None:
         flat = x.contiguous().view(-1)
-        config = _tuning.config("reduce", target.vendor, flat.numel())
+        config = _tuning.config("reduce", device.vendor, flat.numel())
         run = _vector_triton if chosen == "triton" else _vector_cuda
-        result = run(op, flat, target, config)
+        result = run(op, flat, device, config)
         return result.view([1] * x.ndim) if keepdim else result.view(())
     rows_view, rows, cols = as_rows(x, dim)
-    config = _tuning.config("reduce_rows", target.vendor, cols)
+    config = _tuning.config("reduce_rows", device.vendor, cols)
     run = _rows_triton if chosen == "triton" else _rows_cuda
-    values, indices = run(op, rows_view.view(rows, cols), target, config)
+    values, indices = run(op, rows_view.view(rows, cols), device, config)
     shape = list(rows_view.shape[:-1])
     values, indices = values.view(shape), (None if indices is None else indices.view(shape))
     if keepdim:
@@ -69,27 +70,27 @@ def _reduce(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -
     return torch.return_types.max((values, indices))
 
 
-def _vector_triton(op: str, flat: Any, target: Target, config: dict[str, Any]) -> Any:
+def _vector_triton(op: str, flat: Any, device: Device, config: dict[str, Any]) -> Any:
     import torch
     from portagpu.kernels._triton.reduction import reduce_partials_kernel
 
     n = flat.numel()
-    programs = min(cdiv(n, config["BLOCK"]), persistent_grid(target, config, "programs_per_sm"))
+    programs = min(cdiv(n, config["BLOCK"]), persistent_grid(device, config, "programs_per_sm"))
     partials = torch.empty(programs, dtype=torch.float32, device=flat.device)
     is_max = op == "max"
     _dispatch.launch_triton(reduce_partials_kernel, (programs,), flat, partials, n,
-                            target=target, config=config, IS_MAX=is_max)
+                            device=device, config=config, IS_MAX=is_max)
     out = torch.empty(1, dtype=flat.dtype, device=flat.device)
-    _dispatch.launch_triton(reduce_partials_kernel, (1,), partials, out, programs, target=target,
+    _dispatch.launch_triton(reduce_partials_kernel, (1,), partials, out, programs, device=device,
                             config=config, IS_MAX=is_max, BLOCK=min(config["BLOCK"], 1024))
     return out
 
 
-def _vector_cuda(op: str, flat: Any, target: Target, config: dict[str, Any]) -> Any:
+def _vector_cuda(op: str, flat: Any, device: Device, config: dict[str, Any]) -> Any:
     import torch
 
     n, threads = flat.numel(), int(config["threads"])
-    blocks = min(cdiv(n, threads), persistent_grid(target, config, "blocks_per_sm"))
+    blocks = min(cdiv(n, threads), persistent_grid(device, config, "blocks_per_sm"))
     partials = torch.empty(blocks, dtype=torch.float32, device=flat.device)
     name = f"pg_{op}_f32"
     _cuda.launch("reduce.cu", name, (blocks,), threads, flat, partials, n)
@@ -98,7 +99,7 @@ def _vector_cuda(op: str, flat: Any, target: Target, config: dict[str, Any]) -> 
     return out
 
 
-def _rows_triton(op: str, rows_2d: Any, target: Target, config: dict[str, Any]) -> tuple[Any, Any]:
+def _rows_triton(op: str, rows_2d: Any, device: Device, config: dict[str, Any]) -> tuple[Any, Any]:
     import torch
     from portagpu.kernels._triton.reduction import reduce_rows_kernel
 
@@ -110,11 +111,11 @@ def _rows_triton(op: str, rows_2d: Any, target: Target, config: dict[str, Any]) 
     # `values` from being copied back twice
     index_arg = indices if indices is not None else torch.empty(1, dtype=torch.int64, device=values.device)
     _dispatch.launch_triton(reduce_rows_kernel, (rows,), rows_2d, values, index_arg, cols, rows_2d.stride(0),
-                            target=target, config=config, IS_MAX=op == "max", BLOCK=block)
+                            device=device, config=config, IS_MAX=op == "max", BLOCK=block)
     return values, indices
 
 
-def _rows_cuda(op: str, rows_2d: Any, target: Target, config: dict[str, Any]) -> tuple[Any, Any]:
+def _rows_cuda(op: str, rows_2d: Any, device: Device, config: dict[str, Any]) -> tuple[Any, Any]:
     import torch
 
     rows, cols = rows_2d.shape

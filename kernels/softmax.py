@@ -13,7 +13,8 @@ from portagpu.kernels._common import (
     dtype_name,
     next_power_of_2,
 )
-from portagpu.kernels._target import target_of
+
+from portagpu.device import device_of
 
 
 def softmax_reference(x: Any, dim: int = -1) -> Any:
@@ -24,27 +25,27 @@ def softmax_reference(x: Any, dim: int = -1) -> Any:
 
 def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
     """softmax along `dim`; the output has x's dtype."""
-    target = target_of(x)
+    device = device_of(x)
     fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
-    if _dispatch.choose("softmax", target, impl, fits=fits) == "torch":
+    if _dispatch.choose("softmax", device, impl, fits=fits) == "torch":
         result = softmax_reference(x, dim)
         return result if out is None else check_out(out, result, "softmax").copy_(result)
     out = check_out(out, x, "softmax")
     rows_view, rows, cols = as_rows(x, dim)
     moved = dim not in (-1, x.ndim - 1)
     dest = rows_view.new_empty(rows_view.shape) if moved else out
-    config = _tuning.config("softmax", target.vendor, cols)
+    config = _tuning.config("softmax", device.vendor, cols)
     from portagpu.kernels._triton import softmax as kernels
 
     if cols <= config["max_fused_cols"]:
         per_program = int(config.get("ROWS", 1))
         _dispatch.launch_triton(kernels.softmax_kernel, (cdiv(rows, per_program),), rows_view, dest, rows,
-                                cols, cols, cols, target=target, config=config, ROWS=per_program,
+                                cols, cols, cols, device=device, config=config, ROWS=per_program,
                                 BLOCK=max(16, next_power_of_2(cols)))
     else:
         meta = {k: v for k, v in config.items() if k != "ROWS"}
         _dispatch.launch_triton(kernels.softmax_looped_kernel, (rows,), rows_view, dest, cols, cols, cols,
-                                target=target, config=meta)
+                                device=device, config=meta)
     if moved:
         out.copy_(dest.movedim(-1, dim))
     return out

@@ -1,7 +1,9 @@
 """portagpu: run and lint GPU code across NVIDIA, AMD, Apple and CPU.
 
-Importing portagpu is cheap: torch, cupy and triton are imported only when a
-function that needs them is called. Public names resolve lazily below.
+Importing portagpu is cheap and changes nothing in the process (no environment
+variable, in particular not TRITON_INTERPRET): torch, cupy and triton are
+imported only when a function that needs them is called. Public names resolve
+lazily below.
 """
 
 from __future__ import annotations
@@ -10,11 +12,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from portagpu._version import __version__
-from portagpu.runtime.interpret import set_triton_interpreter_default as _set_interpreter
-
-# Triton decides interpreter-or-GPU when @triton.jit runs, so this must happen
-# at import time, before any kernel module (see docs/runtime.md for the order).
-_set_interpreter()
 
 # public name -> module that defines it
 _LAZY = {
@@ -30,8 +27,9 @@ _LAZY = {
     "CudaModule": "portagpu.runtime",
     "matmul": "portagpu.runtime",
     "last_backend": "portagpu.runtime",
+    "restrict_visible_devices": "portagpu.visibility",
 }
-_SUBMODULES = {"kernels", "lint", "hipify_bridge", "runtime", "backends", "cuda"}
+_SUBMODULES = {"kernels", "lint", "hipify_bridge", "runtime", "backends", "cuda", "distributed"}
 
 __all__ = ["__version__", *_LAZY]
 

@@ -17,3 +17,11 @@ class ConfigError(PortagpuError):
 
 class LaunchError(PortagpuError):
     """A kernel launch was refused before it reached the device."""
+
+
+class VisibilityError(PortagpuError):
+    """Visible-device variables that conflict, or a restriction that cannot hold."""
+
+
+class DistributedError(PortagpuError):
+    """torch.distributed cannot start as asked on this machine or launch."""

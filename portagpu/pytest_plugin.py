@@ -13,6 +13,11 @@ and every warp size requirement)::
     @pytest.mark.mps            an Apple GPU
     @pytest.mark.cpu_only       only when the device portagpu chose is the CPU
     @pytest.mark.warp_size(64)  a warp/wavefront of 64 (warp_size(32, 64): either)
+    @pytest.mark.multi_gpu(2)   two or more GPUs (portagpu/pytest_multi_gpu.py)
+
+The backend markers come from the backend registry (portagpu/backends): a
+backend registered by another package brings its own (`xpu`, ...), and
+counts for `gpu` when it is a GPU.
 
 A test whose requirement the device misses is skipped, with a reason naming
 the detected device. ``--portagpu-device`` (or ``PORTAGPU_DEVICE``) forces a
@@ -42,27 +47,35 @@ if TYPE_CHECKING:
     from portagpu.device import Device
 
 ENV_VAR = "PORTAGPU_DEVICE"
-# Kept here rather than imported from portagpu.device so that a broken device
-# layer cannot stop pytest from starting; a test checks the two agree.
-BACKENDS = ("cuda", "rocm", "mps", "cpu")
 AUTO = "auto"
+GPU_MARKER = "gpu"
+WARP_MARKER = "warp_size"
+WARP_HELP = "warp_size(n, ...): needs a device whose warp/wavefront size is one of n"
 
-# marker name -> backends that satisfy it, in the order reasons list them
-BACKEND_MARKERS: dict[str, frozenset[str]] = {
-    "gpu": frozenset({"cuda", "rocm", "mps"}),
-    "cuda": frozenset({"cuda"}),
-    "rocm": frozenset({"rocm"}),
-    "mps": frozenset({"mps"}),
-    "cpu_only": frozenset({"cpu"}),
-}
-MARKER_HELP = {
-    "gpu": "gpu: needs a GPU of any vendor (CUDA, ROCm or MPS); skipped elsewhere",
-    "cuda": "cuda: needs an NVIDIA GPU through CUDA; skipped elsewhere",
-    "rocm": "rocm: needs an AMD GPU through ROCm/HIP; skipped elsewhere",
-    "mps": "mps: needs an Apple GPU through MPS; skipped elsewhere",
-    "cpu_only": "cpu_only: runs only when portagpu's device is the CPU; skipped on GPUs",
-    "warp_size": "warp_size(n, ...): needs a device whose warp/wavefront size is one of n",
-}
+
+def backend_names() -> tuple[str, ...]:
+    """The backends --portagpu-device and PORTAGPU_DEVICE accept: the registered
+    ones (portagpu/backends; a backend that fails to load is left out)."""
+    from portagpu.backends import backend_names as registered
+
+    return registered()
+
+
+def backend_markers() -> dict[str, tuple[frozenset[str], str]]:
+    """marker name -> (backends that satisfy it, help line), in the order
+    reasons list them: `gpu`, then each backend's own marker by priority."""
+    from portagpu.backends import all_backends
+
+    backends = all_backends()
+    gpus = [b for b in backends if b.is_gpu]
+    names = ", ".join(b.display_name for b in gpus)
+    markers = {GPU_MARKER: (frozenset(b.name for b in gpus),
+                            f"{GPU_MARKER}: needs a GPU of any vendor ({names}); skipped elsewhere")}
+    for backend in backends:
+        name, line = backend.marker()
+        markers[name] = (frozenset({backend.name}), line)
+    return markers
+
 
 # user_properties keys: they ride on every report, through pytest-xdist too
 REQUIRES_PROPERTY = "portagpu_requires"
@@ -119,7 +132,7 @@ class DeviceState:
 
 def describe(device: Device) -> str:
     """`cuda:0 'NVIDIA H100 80GB HBM3' (sm_90, warp 32)`."""
-    where = f"{device.backend}:{device.index}" if device.is_gpu else "cpu"
+    where = f"{device.backend}:{device.index}" if device.is_gpu else device.backend
     facts = [device.arch or "", f"warp {device.warp_size}" if device.warp_size else ""]
     facts_text = ", ".join(fact for fact in facts if fact)
     return f"{where} {device.name!r}" + (f" ({facts_text})" if facts_text else "")
@@ -137,14 +150,11 @@ class Requirement:
 
     backend_markers: tuple[str, ...] = ()  # any one of these
     warp_sizes: frozenset[int] = frozenset()  # any one of these
+    backends: frozenset[str] = frozenset()  # the backends that meet backend_markers
 
     @property
     def empty(self) -> bool:
         return not self.backend_markers and not self.warp_sizes
-
-    @property
-    def backends(self) -> frozenset[str]:
-        return frozenset().union(*(BACKEND_MARKERS[m] for m in self.backend_markers))
 
     @property
     def backend_label(self) -> str:
@@ -168,19 +178,22 @@ class Requirement:
         return None
 
 
-def requirement_of(marks: Iterable[pytest.Mark]) -> Requirement:
-    """The requirement of a test's marks (closest first, as `iter_markers` gives)."""
+def requirement_of(marks: Iterable[pytest.Mark],
+                   markers: dict[str, tuple[frozenset[str], str]]) -> Requirement:
+    """The requirement of a test's marks (closest first, as `iter_markers` gives);
+    `markers` are the backend markers (`backend_markers()`)."""
     names: set[str] = set()
     warp_sizes: set[int] = set()
     for mark in marks:
-        if mark.name in BACKEND_MARKERS:
+        if mark.name in markers:
             if mark.args or mark.kwargs:
                 raise MarkerError(f"@pytest.mark.{mark.name} takes no arguments")
             names.add(mark.name)
-        elif mark.name == "warp_size":
+        elif mark.name == WARP_MARKER:
             warp_sizes.update(_warp_sizes(mark))
-    ordered = tuple(name for name in BACKEND_MARKERS if name in names)
-    return Requirement(ordered, frozenset(warp_sizes))
+    ordered = tuple(name for name in markers if name in names)
+    backends = frozenset().union(*(markers[name][0] for name in ordered))
+    return Requirement(ordered, frozenset(warp_sizes), backends)
 
 
 def _warp_sizes(mark: pytest.Mark) -> Iterator[int]:
@@ -198,7 +211,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("portagpu", "portagpu device selection")
     group.addoption(
         "--portagpu-device",
-        choices=(*BACKENDS, AUTO),
+        choices=(*backend_names(), AUTO),
         default=None,
         help=(
             "force portagpu's backend for this session; the code under test sees it "
@@ -217,32 +230,40 @@ def _requested_backend(config: pytest.Config) -> tuple[str | None, str]:
     value = raw.strip().lower()
     if not value:
         return None, ""
-    if value not in BACKENDS:
+    names = backend_names()
+    if value not in names:
         raise pytest.UsageError(
             f"{ENV_VAR}={raw!r} is not a portagpu backend; use one of "
-            f"{', '.join(BACKENDS)}, or unset it for automatic detection"
+            f"{', '.join(names)}, or unset it for automatic detection"
         )
     return value, ENV_VAR
 
 
 STATE_KEY = pytest.StashKey["DeviceState"]()
 
+# the multi_gpu(n) marker lives in its own module; pytest loads it with this one
+pytest_plugins = ("portagpu.pytest_multi_gpu",)
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    for line in MARKER_HELP.values():
+    markers = backend_markers()
+    for _, line in markers.values():
         config.addinivalue_line("markers", line)
+    config.addinivalue_line("markers", WARP_HELP)
     forced, forced_by = _requested_backend(config)
     state = DeviceState(forced, forced_by)
     config.stash[STATE_KEY] = state
-    config.pluginmanager.register(PortagpuSession(config, state), "portagpu-session")
+    config.pluginmanager.register(PortagpuSession(config, state, markers), "portagpu-session")
 
 
 class PortagpuSession:
     """The per-session half of the plugin: holds the device and the counts."""
 
-    def __init__(self, config: pytest.Config, state: DeviceState) -> None:
+    def __init__(self, config: pytest.Config, state: DeviceState,
+                 markers: dict[str, tuple[frozenset[str], str]]) -> None:
         self.config = config
         self.state = state
+        self.markers = markers
         self.skipped: Counter[str] = Counter()
         self.ran = 0
         # The code under test calls portagpu.detect() too: it must see the same backend.
@@ -270,7 +291,7 @@ class PortagpuSession:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
             try:
-                requirement = requirement_of(item.iter_markers())
+                requirement = requirement_of(item.iter_markers(), self.markers)
             except MarkerError:
                 continue  # reported as a failure at setup, for that test only
             if requirement.empty:
@@ -297,7 +318,7 @@ class PortagpuSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         try:
-            requirement = requirement_of(item.iter_markers())
+            requirement = requirement_of(item.iter_markers(), self.markers)
         except MarkerError as exc:
             pytest.fail(f"portagpu: {exc}", pytrace=False)
         if not requirement.empty and self.state.forced and self.state.device is None:

@@ -54,3 +54,13 @@ def test_console_script_and_pytest_plugin_declared(wheel, wheel_names):
     entry_points = wheel.read(name).decode()
     assert "portagpu = portagpu.cli:main" in entry_points
     assert "portagpu = portagpu.pytest_plugin" in entry_points
+
+
+def test_builtin_backends_are_registered_as_entry_points(wheel, wheel_names):
+    """The backend registry finds the four built-ins through the wheel's metadata."""
+    (name,) = [n for n in wheel_names if n.endswith("entry_points.txt")]
+    entry_points = wheel.read(name).decode()
+    section = entry_points.split("[portagpu.backends]")[1].split("[")[0]
+    registered = {line.split(" = ")[0]: line.split(" = ")[1] for line in section.split("\n") if " = " in line}
+    assert registered == {"cuda": "portagpu.backends.nvidia", "rocm": "portagpu.backends.amd",
+                          "mps": "portagpu.backends.apple", "cpu": "portagpu.backends.cpu"}

@@ -10,10 +10,6 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-# Device nodes whose presence hints at a GPU driver without importing anything.
-NVIDIA_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
-AMD_NODES = ("/dev/kfd",)
-
 
 def any_path_exists(paths: tuple[str, ...]) -> bool:
     return any(os.path.exists(p) for p in paths)

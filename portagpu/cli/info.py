@@ -22,22 +22,59 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "cuda|rocm|mps|cpu) and print its facts and telemetry.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every device of every backend present (GPUs and the CPU), each with telemetry, "
+        "and the visible-device variables in effect",
+    )
     parser.set_defaults(func=run)
 
 
-def collect() -> dict[str, Any]:
+def every_device() -> list[Any]:
+    """The chosen backend's devices, then those of every other backend present."""
+    from portagpu.backends import all_backends
     from portagpu.device import devices
-    from portagpu.readings import telemetry
 
     found = devices()
-    return {
+    for backend in all_backends():
+        if backend.name != found[0].backend:
+            found += backend.probe(force=False)
+    return found
+
+
+def visibility() -> dict[str, str]:
+    """backend -> its visible-device variables, for the GPU backends that have them set."""
+    from portagpu.backends import all_backends
+    from portagpu.errors import VisibilityError
+    from portagpu.visibility import masked, read
+
+    shown = {}
+    for backend in all_backends():
+        if backend.visible_devices_var and masked(backend.name):
+            try:
+                shown[backend.name] = read(backend.name).describe()
+            except VisibilityError as exc:
+                shown[backend.name] = f"CONFLICT: {exc}"
+    return shown
+
+
+def collect(everything: bool = False) -> dict[str, Any]:
+    from portagpu.device import detect, devices
+    from portagpu.readings import telemetry
+
+    found = every_device() if everything else devices()
+    report = {
         "portagpu": __version__,
         "python": platform.python_version(),
-        "device": found[0].to_dict(),
+        "device": detect().to_dict(),
         "devices": [d.to_dict() for d in found],
         "telemetry": [telemetry(d).to_dict() for d in found],
         "stack": installed_stack(),
     }
+    if everything:
+        report["visibility"] = visibility()
+    return report
 
 
 def installed_stack() -> dict[str, str]:
@@ -55,7 +92,7 @@ def installed_stack() -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = collect()
+    report = collect(everything=args.all)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -96,6 +133,8 @@ def render_table(report: dict[str, Any]) -> str:
             ("telemetry via", reading["source"] or "-"),
             ("", ""),
         ]
+    for backend, variables in report.get("visibility", {}).items():
+        rows.append((f"{backend} visible devices", variables))
     stack = ", ".join(f"{k} {v}" for k, v in report["stack"].items()) or "-"
     rows += [("portagpu", f"{report['portagpu']} (Python {report['python']})"), ("stack", stack)]
     width = max(len(k) for k, _ in rows)

@@ -1,10 +1,11 @@
 """CUDA sources embedded in Python: cupy.RawKernel/RawModule/ElementwiseKernel/
 ReductionKernel, torch.utils.cpp_extension.load_inline(cuda_sources=...),
-PyCUDA SourceModule. Findings come back at the Python file's own positions.
+PyCUDA SourceModule: where they are and what text they hold, mapped back to
+the Python file's own positions (lint checks them, hipify translates them).
 
 A source may be a literal, a name bound to one earlier in the same scope, a
 concatenation, `%`/`.format` of a literal with known or unknown values, or an
-f-string; the parts that cannot be known are named in a PG699 finding.
+f-string; the parts that cannot be known are listed in `Mapped.unknown`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from portagpu.cuda.analysis import cuda_rules, format_message, run_rules, to_findings
 from portagpu.cuda.pystrings import Mapped, Pos, literal, placeholder
-from portagpu.cuda.unit import CudaUnit
-from portagpu.lint.model import Finding, LintSettings, Rule
 
 # callee name -> (positional index, keyword) of each CUDA-source argument, and
 # whether that argument is a whole translation unit or a statement fragment.
@@ -31,7 +29,6 @@ SOURCE_ARGS: dict[str, tuple[tuple[int | None, str, bool], ...]] = {
     "SourceModule": ((0, "source", False),),
     "compile_with_cache": ((0, "source", False),),
 }
-UNCHECKED_CHECKER = "cuda_source_unknown"
 FRAGMENT_PREFIX = "__device__ void __portagpu_fragment__() {\n"
 FRAGMENT_SUFFIX = "\n;}\n"
 HIP_GUARD = re.compile(r"\bversion\.hip\b|\bis_hip\b|\bis_rocm\b|\bUSE_ROCM\b|\bhip_available\b")
@@ -244,44 +241,3 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
                               + Mapped.synthetic(FRAGMENT_SUFFIX))
                 yield EmbeddedSource(call, callee, keyword, mapped, not fragment,
                                      resolver.literal_node(item))
-
-
-def check_embedded(
-    path: str, text: str, tree: ast.Module, rules: Sequence[Rule], settings: LintSettings
-) -> list[Finding]:
-    """Findings of the CUDA rules among `rules` for CUDA sources inside a Python module.
-
-    Rules of other languages are ignored, so callers may pass their whole selection.
-    """
-    selected = cuda_rules(rules)
-    unchecked = [r for r in rules if r.checker == UNCHECKED_CHECKER]
-    if not selected and not unchecked:
-        return []
-    findings: list[Finding] = []
-    for source in find_sources(text, tree, settings.guard_names):
-        mapped = source.mapped
-        if selected and mapped.text.strip():
-            unit = CudaUnit(mapped.text, tuple(settings.guard_macros))
-
-            def locate(start: int, end: int, unit=unit, mapped=mapped):
-                return mapped.locate(unit.index.char_offset(start), unit.index.char_offset(end))
-
-            hits = run_rules(unit, selected)
-            exact = [(r, h) for r, h in hits if mapped.exact(
-                unit.index.char_offset(h.start), unit.index.char_offset(h.end))]
-            inexact = [(r, h) for r, h in hits if (r, h) not in exact]
-            findings += to_findings(path, exact, locate)
-            findings += to_findings(path, inexact, locate, fixes=False)
-        for rule in unchecked:
-            if not mapped.unknown:
-                continue
-            (line, col), _ = mapped.unknown[0]
-            parts = ", ".join(f"`{expr}`" for _, expr in mapped.unknown[:4])
-            more = f" and {len(mapped.unknown) - 4} more" if len(mapped.unknown) > 4 else ""
-            message = format_message(rule, {
-                "call": source.callee, "argument": source.argument, "parts": parts + more,
-            })
-            findings.append(Finding(path, line, col, line, col + 1, rule.id, message,
-                                    rule.severity))
-    findings.sort(key=Finding.sort_key)
-    return findings

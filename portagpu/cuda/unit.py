@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -148,6 +149,14 @@ class CudaUnit:
 
     def is_guarded(self, start: int) -> bool:
         return any(a <= start < b for a, b in self.guards)
+
+    def unguarded(self, hits: Iterable[Hit]) -> Iterator[Hit]:
+        """One checker's hits outside HIP-guarded code, each span once."""
+        seen: set[tuple[int, int]] = set()
+        for hit in hits:
+            if not self.is_guarded(hit.start) and (hit.start, hit.end) not in seen:
+                seen.add((hit.start, hit.end))
+                yield hit
 
     def calls(self, names: frozenset[str] | set[str]) -> list[tuple[str, Any]]:
         """(callee name, call_expression) for calls to plain names in `names`."""

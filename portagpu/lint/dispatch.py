@@ -26,7 +26,7 @@ def _checker(language: str) -> Checker | None:
 
             return check_python
         if language == "cuda":
-            from portagpu.cuda import check_cuda_file
+            from portagpu.lint.cuda import check_cuda_file
 
             return check_cuda_file
     except ImportError:

@@ -1,17 +1,15 @@
 """Applying safe fixes: edits back to front, the result re-parsed before
-anything is written, atomic writes that keep the file's mode and encoding."""
+anything is written (atomically, by portagpu.fileio), keeping its encoding."""
 
 from __future__ import annotations
 
 import bisect
 import codecs
 import io
-import os
-import stat
-import tempfile
 import tokenize
 from collections.abc import Iterable, Sequence
 
+from portagpu.fileio import write_atomic
 from portagpu.lint.lines import line_starts
 from portagpu.lint.model import Finding, Fix
 
@@ -128,27 +126,6 @@ def encoding_for(data: bytes, language: str) -> str:
             except SyntaxError:
                 pass
         return "utf-8"
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Same folder temp file + os.replace: readers see the old or the new file, never half."""
-    real = os.path.realpath(path)
-    folder = os.path.dirname(real) or "."
-    mode = stat.S_IMODE(os.stat(real).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".portagpu-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 __all__ = ["UnsafeFix", "apply_fixes", "check_parses", "encoding_for", "safe_fixes", "write_atomic"]

@@ -1,9 +1,8 @@
 """The runtime face of portagpu: `launch`, `CudaKernel`, `CudaModule`,
 `matmul`, `last_backend`.
 
-Importing this package is cheap (portagpu's own `__init__` imports
-`portagpu.runtime.interpret` through it); torch, cupy and triton load on the
-first call that needs them.
+Importing this package is cheap and sets nothing; torch, cupy and triton load
+on the first call that needs them.
 """
 
 from __future__ import annotations

@@ -36,42 +36,44 @@ def last_backend() -> BlasCall | None:
     return getattr(_last, "call", None)
 
 
-def _owner(value: Any) -> tuple[str, Any]:
-    """(framework, where): where is a GPU index for GPU arrays, else "cpu"/"mps"."""
+def _owner(value: Any) -> tuple[str, tuple[str | None, int | None]]:
+    """(framework, where): where is (torch device type, index) of the memory
+    that holds `value`; CuPy arrays have no torch type (None, device id)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
-        if value.is_cuda:
-            return "torch", value.get_device()
-        return "torch", "cpu" if value.is_cpu else value.device.type
+        device = value.device
+        return "torch", (device.type, device.index)
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(value, cupy.ndarray):
-        return "cupy", value.data.device_id
+        return "cupy", (None, value.data.device_id)
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(value, numpy.ndarray):
-        return "numpy", "cpu"
+        return "numpy", ("cpu", None)  # host memory, as torch names it
     raise LaunchError(
         f"matmul takes torch tensors, CuPy arrays or numpy arrays, got {type(value).__name__}"
     )
+
+
+def _label(where: tuple[str | None, int | None]) -> str:
+    kind, index = where
+    return f"{kind or 'GPU'}:{index}" if index is not None else str(kind)
 
 
 # (framework, where) -> BlasCall; the library is looked up once per place
 _CALLS: dict[tuple[str, Any], BlasCall] = {}
 
 
-def _describe(framework: str, where: Any) -> BlasCall:
-    from portagpu.backends import get_backend
+def _describe(framework: str, where: tuple[str | None, int | None]) -> BlasCall:
+    """Which backend's BLAS serves arrays of `framework` at `where`, labelled
+    with the device string torch uses for that backend's device."""
+    from portagpu.backends import backend_for_cupy, backend_for_torch
 
-    if framework == "numpy" or where == "cpu":
-        backend, device = "cpu", "cpu"
-    elif where == "mps":
-        backend, device = "mps", "mps"
-    elif framework == "torch":
-        backend = "rocm" if sys.modules["torch"].version.hip else "cuda"
-        device = f"cuda:{where}"  # noqa: PG103 - a label: torch calls CUDA and ROCm GPUs "cuda:N"
+    kind, index = where
+    backend = backend_for_cupy(sys.modules["cupy"]) if kind is None else backend_for_torch(kind)
+    if backend is None:  # no registered backend owns this memory
+        call = BlasCall("unknown", framework, _label(where))
     else:
-        backend = "rocm" if sys.modules["cupy"].cuda.runtime.is_hip else "cuda"
-        device = f"cuda:{where}"  # noqa: PG103 - a label, as above
-    call = BlasCall(get_backend(backend).blas_library(framework), framework, device)
+        call = BlasCall(backend.blas_library(framework), framework, backend.torch_device(index or 0))
     _CALLS[(framework, where)] = call
     return call
 
@@ -85,7 +87,8 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
             raise LaunchError(f"matmul: mixed frameworks ({place[0]} and {other_place[0]}); "
                               "convert with torch.from_dlpack / cupy.from_dlpack first")
         if other_place[1] != place[1]:
-            raise LaunchError(f"matmul: arrays on different devices ({place[1]} and {other_place[1]})")
+            raise LaunchError(f"matmul: arrays on different devices "
+                              f"({_label(place[1])} and {_label(other_place[1])})")
     framework = place[0]
     if framework == "torch":
         torch = sys.modules["torch"]

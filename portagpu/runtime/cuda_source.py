@@ -32,30 +32,6 @@ _DIMS: dict[tuple[Any, Any], tuple[tuple[int, int, int], tuple[int, int, int]]] 
 
 
 # --- compiling ----------------------------------------------------------------
-def cupy_raw_module(source: str, *, options: tuple[str, ...], device: Any, want_hip: bool) -> Any:
-    """Compile `source` with CuPy for `device`, defining WARP_SIZE from the device."""
-    try:
-        import cupy
-    except ImportError as exc:
-        raise LaunchError(
-            f"CUDA C kernels need CuPy on {device.name}: pip install "
-            f"{'cupy-rocm-6-0' if want_hip else 'cupy-cuda13x'} ({exc})"
-        ) from None
-    if bool(cupy.cuda.runtime.is_hip) != want_hip:
-        built = "ROCm" if cupy.cuda.runtime.is_hip else "CUDA"
-        raise LaunchError(f"this CuPy is built for {built}, but the device is {device.name}")
-    warp = device.warp_size or (64 if want_hip else 32)
-    defines = (f"-DWARP_SIZE={warp}", f"-DPORTAGPU_WARP_SIZE={warp}")
-    with cupy.cuda.Device(device.index):
-        # the user's source: portagpu lint checks it where the user wrote it
-        module = cupy.RawModule(code=source, options=(*options, *defines))  # noqa: PG699
-        try:
-            module.compile()
-        except Exception as exc:  # CompileException carries the compiler log
-            raise LaunchError(f"compiling CUDA source for {device.name} failed: {exc}") from None
-    return module
-
-
 def compiled_module(source: str, options: tuple[str, ...], device: Any) -> Any:
     """The compiled module for `device`, cached per (source, options, device)."""
     from portagpu.backends import backend_for

@@ -4,11 +4,14 @@
   (wavefront) size so a block keeps its thread count, clamped to 1,024 threads.
 - Triton options that only another vendor's compiler understands are dropped
   (each backend lists its own in `triton_options`).
-- On a device with no Triton GPU backend the kernel runs in Triton's CPU
-  interpreter: bf16 tensors go through float32 copies (the interpreter gets
-  bf16 arithmetic wrong) and a multi-config `@triton.autotune` uses one config
-  chosen without timing (the largest tiles: fewest programs, which is what the
-  interpreter is fast at).
+- Each backend says how Triton runs on it (`triton_mode`): natively, or in
+  Triton's CPU interpreter where it has no Triton GPU backend (CPU, MPS). The
+  interpreter is chosen per kernel at launch (runtime/triton_interpreter.py),
+  with no environment variable, so it does not matter whether the kernel was
+  decorated before or after portagpu was imported. There bf16 tensors go
+  through float32 copies (the interpreter gets bf16 arithmetic wrong) and a
+  multi-config `@triton.autotune` uses one config chosen without timing (the
+  largest tiles: fewest programs, which is what the interpreter is fast at).
 - Fast path (backends with `triton_fast_path`): after the first launch of a
   specialisation through Triton's own `kernel[grid](...)`, the compiled kernel
   and its launcher are cached under a key that is at least as fine as Triton's
@@ -105,17 +108,6 @@ class _Bf16ThroughFloat32:
             original.copy_(wide)
 
 
-def _torch_stream(stream: Any) -> Any:
-    import torch
-
-    if isinstance(stream, torch.cuda.Stream):
-        return stream
-    ptr = stream if isinstance(stream, int) else getattr(stream, "ptr", None)
-    if ptr is None:
-        raise LaunchError(f"stream must be a torch/CuPy stream or a raw pointer, got {stream!r}")
-    return torch.cuda.ExternalStream(ptr)
-
-
 class TritonLauncher:
     """Launches one Triton kernel; holds its fast-path cache."""
 
@@ -123,6 +115,7 @@ class TritonLauncher:
         self.kernel = kernel
         self.base = _base_function(kernel)
         self.device = None
+        self.interpreted_kernel = None  # made on the first interpreted launch
         self.ready = -1  # detection count for which dispatch may call `shapes` directly
         self.cache: dict[tuple, tuple] = {}
         self.plans: dict[tuple, tuple | None] = {}
@@ -143,7 +136,9 @@ class TritonLauncher:
         self.backend = backend
         self.warp_size = device.warp_size
         self.foreign = foreign_triton_options(backend.name)
-        self.interpreted = backend.triton_interpreted
+        if backend.triton_mode == "none":
+            raise LaunchError(f"Triton kernels cannot run on {backend.display_name} ({device.name})")
+        self.interpreted = backend.triton_mode == "interpreted"
         self.fast = bool(backend.triton_fast_path) and self.is_plain_jit
         self.shapes: dict[int, Callable[..., bool]] = {}  # made for this device's facts
         self.warps: dict[int, int | None] = {}
@@ -155,8 +150,7 @@ class TritonLauncher:
             enter = knobs.runtime.launch_enter_hook
             self.hook_chain = type(enter) if hasattr(enter, "calls") else _NoHookChain
             self.tensor_type = torch.Tensor
-            self.current_device = torch._C._cuda_getDevice  # CUDA is initialised by then
-            self.current_stream = torch._C._cuda_getCurrentRawStream
+            self.current_device, self.current_stream = backend.triton_fast_path_hooks()
         self.device = device
 
     def __call__(self, device: Any, grid: Any, args: tuple, num_warps: int | None,
@@ -182,22 +176,16 @@ class TritonLauncher:
             meta = {**meta, "num_warps": nw}
         if stream is None:
             return self.kernel[grid](*args, **meta)
-        import torch
-
-        # only GPU backends get here (CPU/MPS run in the interpreter), and torch's
-        # CUDA stream API is the HIP one on ROCm
-        with torch.cuda.stream(_torch_stream(stream)):  # noqa: PG101
+        with self.backend.torch_stream(stream):
             return self.kernel[grid](*args, **meta)
 
     # -- CPU interpreter --------------------------------------------------------
     def _interpret(self, grid: Any, args: tuple, nw: int | None, meta: dict) -> None:
-        if type(self.base).__name__ == "JITFunction":
-            raise LaunchError(
-                f"Triton kernel {getattr(self.base, '__name__', self.base)!r} was compiled for a GPU, "
-                "but this device has none: it was decorated before TRITON_INTERPRET=1 took effect. "
-                "Import portagpu before the module that defines the kernel, or set TRITON_INTERPRET=1"
-            )
-        kernel = self.kernel
+        from portagpu.runtime.triton_interpreter import interpreted, interpreting
+
+        kernel = self.interpreted_kernel
+        if kernel is None:
+            kernel = self.interpreted_kernel = interpreted(self.kernel)
         if nw is not None:
             meta = {**meta, "num_warps": nw}
         if self.configs is not None and len(self.configs) > 1:
@@ -207,7 +195,8 @@ class TritonLauncher:
                 config.pre_hook({**dict(zip(kernel.arg_names, args, strict=False)), **meta})
             kernel = kernel.fn
         widened = _Bf16ThroughFloat32(args, meta)
-        kernel[grid](*widened.args, **widened.meta)
+        with interpreting():
+            kernel[grid](*widened.args, **widened.meta)
         widened.copy_back()
 
     # -- fast path --------------------------------------------------------------

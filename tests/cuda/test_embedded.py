@@ -7,7 +7,7 @@ import ast
 import importlib.util
 import sys
 
-from portagpu.cuda import check_embedded
+from portagpu.lint.cuda import check_embedded
 from portagpu.lint.model import LintSettings
 
 _spec = importlib.util.spec_from_file_location(

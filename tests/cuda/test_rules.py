@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from portagpu.cuda import check_cuda_file
+from portagpu.lint.cuda import check_cuda_file
 from portagpu.lint.model import LintSettings, ParseFailure
 
 _spec = importlib.util.spec_from_file_location("cuda_test_helpers", __file__.replace(

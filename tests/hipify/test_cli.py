@@ -157,3 +157,20 @@ def test_cu_cc_files_and_dry_run(tmp_path, capsys):
     assert "1 warp rewrites" in capsys.readouterr().out
     assert main(["hipify", str(src), *ENGINE]) == 0
     assert "__any_sync(PORTAGPU_FULL_MASK, p)" in (tmp_path / "op.hip").read_text()
+
+
+def test_finds_what_lint_finds_in_walk_order(tmp_path, capsys):
+    """One discovery for lint and hipify: .cu.cpp is CUDA, .gitignore is
+    respected, and a folder's files come before its subfolders'."""
+    src = tmp_path / "src"
+    (src / "a").mkdir(parents=True)
+    (src / "gen").mkdir()
+    kernel = "__device__ int f(int p) { return __any_sync(0xffffffff, p); }\n"
+    for name in ("z.cu", "a/k.cu.cpp", "a/b.cuh", "gen/skip.cu"):
+        (src / name).write_text(kernel, encoding="utf-8")
+    (src / ".gitignore").write_text("gen/\n", encoding="utf-8")
+    assert main(["hipify", str(src), *ENGINE, "--format", "json", "--dry-run"]) == 0
+    paths = [Path(f["path"]).relative_to(src).as_posix() for f in _json(capsys)["files"]]
+    assert paths == ["z.cu", "a/b.cuh", "a/k.cu.cpp"]
+    assert main(["hipify", str(src / "a" / "k.cu.cpp"), *ENGINE]) == 0
+    assert (src / "a" / "k.hip").exists()

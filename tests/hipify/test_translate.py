@@ -11,6 +11,8 @@ import pytest
 from portagpu.hipify_bridge import translate
 from portagpu.hipify_bridge.engines import EngineUnavailable, pick_engine
 
+from portagpu.cuda.warp import FINDERS
+
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "cuda"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -26,7 +28,7 @@ def reduce_source() -> str:
 
 
 def test_warp_assumptions_are_rewritten(reduce_source):
-    tr = translate(reduce_source, engine="builtin")
+    tr = translate(reduce_source, engine="builtin", diagnose=True)
     body = _body(tr.text)
     assert "0xffffffff" not in body
     assert "__popc(" not in body and "__popcll(votes)" in body
@@ -44,7 +46,7 @@ def test_warp_assumptions_are_rewritten(reduce_source):
 
 
 def test_report_lines_point_at_the_original(reduce_source):
-    tr = translate(reduce_source, engine="builtin")
+    tr = translate(reduce_source, engine="builtin", diagnose=True)
     lines = reduce_source.splitlines()
     for item in tr.report.warp_rewrites + tr.report.unconverted:
         original = lines[item["line"] - 1]
@@ -52,7 +54,7 @@ def test_report_lines_point_at_the_original(reduce_source):
 
 
 def test_cub_is_renamed_and_reported_as_needing_hipcub(reduce_source):
-    tr = translate(reduce_source, engine="builtin")
+    tr = translate(reduce_source, engine="builtin", diagnose=True)
     assert "hipcub::BlockReduce" in tr.text and "<hipcub/hipcub.hpp>" in tr.text
     assert tr.report.converted["cub::"] == 1
     assert tr.report.libraries == ["hipCUB"]
@@ -61,7 +63,7 @@ def test_cub_is_renamed_and_reported_as_needing_hipcub(reduce_source):
 
 def test_ptx_mma_and_libraries_stay_and_are_reported_with_lines():
     source = (CORPUS / "ptx_mma_libs.cu").read_text(encoding="utf-8")
-    tr = translate(source, engine="builtin")
+    tr = translate(source, engine="builtin", diagnose=True)
     assert 'asm volatile("mov.u32 %0, %%laneid;"' in tr.text  # left in place
     reported = {(u["line"], u["rule"]) for u in tr.report.unconverted}
     assert {(2, "PG602"), (5, "PG603"), (13, "PG601"), (18, "PG506"), (25, "PG509")} <= reported
@@ -72,7 +74,7 @@ def test_ptx_mma_and_libraries_stay_and_are_reported_with_lines():
 
 def test_hip_guarded_code_is_left_untouched():
     source = (CORPUS / "guarded.cu").read_text(encoding="utf-8")
-    tr = translate(source, engine="builtin")
+    tr = translate(source, engine="builtin", diagnose=True)
     assert tr.text == source  # nothing outside the guards needed a change
     assert tr.report.warp_rewrites == [] and tr.report.unconverted == []
 
@@ -121,6 +123,19 @@ def test_clz_of_a_ballot_is_reported_not_blindly_widened():
     src = ("__device__ int last(int p) {\n"
            "  unsigned long long b = __ballot_sync(~0ull, p);\n"
            "  return 31 - __clz(b);\n}\n")
-    tr = translate(src, engine="builtin")
+    tr = translate(src, engine="builtin", diagnose=True)
     assert "31 - __clz(b)" in tr.text  # 63 - __clzll(b) would be the fix: a person's call
     assert [(u["line"], u["rule"]) for u in tr.report.unconverted] == [(3, "PG503")]
+
+
+@pytest.mark.parametrize("name", ["reduce_ballot_cub.cu", "ptx_mma_libs.cu", "guarded.cu"])
+def test_diagnostics_are_on_request_and_leave_the_text_alone(name):
+    source = (CORPUS / name).read_text(encoding="utf-8")
+    plain = translate(source, engine="builtin")
+    diagnosed = translate(source, engine="builtin", diagnose=True)
+    assert plain.text == diagnosed.text
+    # without diagnose the rewrites are named by their finder, nothing else is reported
+    assert [(w["line"], w["before"]) for w in plain.report.warp_rewrites] == [
+        (w["line"], w["before"]) for w in diagnosed.report.warp_rewrites]
+    assert {w["rule"] for w in plain.report.warp_rewrites} <= set(FINDERS)
+    assert plain.report.unconverted == [] and plain.report.libraries == []

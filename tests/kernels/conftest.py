@@ -66,12 +66,13 @@ def runnable(device: str):
     """runnable(impl) -> impl when it can run on this device, else the test is skipped
     (None means the device's default and always runs)."""
     from portagpu.kernels import _dispatch
-    from portagpu.kernels._target import target_of
 
-    target = target_of(torch.empty(0, device=device))
+    from portagpu.device import device_of
+
+    where = device_of(torch.empty(0, device=device))
 
     def check(impl: str | None) -> str | None:
-        why = impl and _dispatch.unavailable(impl, target)
+        why = impl and _dispatch.unavailable(impl, where)
         if why:
             pytest.skip(f"{impl} on {device}: {why}")
         return impl

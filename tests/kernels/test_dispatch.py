@@ -5,9 +5,18 @@ import portagpu.kernels as K
 import pytest
 import torch
 from portagpu.kernels import _dispatch, _tuning
-from portagpu.kernels._target import CPU, Target
 
+from portagpu.device import Device, device_of
 from portagpu.errors import ConfigError, LaunchError
+
+
+def simulated(backend: str, vendor: str, name: str, warp: int | None, units: int | None) -> Device:
+    return Device(vendor=vendor, backend=backend, index=0, name=name, arch=None, warp_size=warp,
+                  multiprocessors=units, memory_total=None, blas="simulated", source="test")
+
+
+NVIDIA = simulated("cuda", "nvidia", "H100", 32, 132)
+AMD = simulated("rocm", "amd", "MI300X", 64, 304)
 
 KERNELS = ["add", "reduce", "reduce_rows", "softmax", "layer_norm", "histogram", "cumsum",
            "matmul_bias_act"]
@@ -59,13 +68,27 @@ def test_environment_variable_selects_the_impl(monkeypatch):
 
 
 def test_gpu_defaults_come_from_the_table():
-    nvidia = Target("nvidia", "cuda", "H100", 32, 132)
-    amd = Target("amd", "rocm", "MI300X", 64, 304)
-    assert _dispatch.unavailable("cuda", nvidia) is None
-    assert _dispatch.unavailable("cuda", CPU)
-    assert _dispatch.choose("histogram", amd, None, impls=("triton", "cuda", "torch")) == "cuda"
+    cpu = device_of(torch.empty(0))
+    assert cpu.backend == "cpu" and not cpu.is_gpu
+    assert _dispatch.unavailable("cuda", NVIDIA) is None
+    assert "CUDA (NVIDIA)" in _dispatch.unavailable("cuda", cpu)
+    assert _dispatch.choose("histogram", AMD, None, impls=("triton", "cuda", "torch")) == "cuda"
     # inputs that suit only the reference fall back to it
-    assert _dispatch.choose("softmax", nvidia, None, fits="integer input") == "torch"
+    assert _dispatch.choose("softmax", NVIDIA, None, fits="integer input") == "torch"
+
+
+def test_triton_runs_on_the_cpu_without_triton_interpret(monkeypatch):
+    """The interpreter is chosen per kernel at launch: no environment variable."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    x = torch.randn(4, 33)
+    torch.testing.assert_close(K.softmax(x, impl="triton"), torch.softmax(x, -1))
+    assert K.last_impl() == "triton"
+
+
+def test_a_torch_device_without_a_backend_runs_the_reference():
+    meta = device_of(torch.empty(0, device="meta"))
+    assert _dispatch.unavailable("triton", meta) == "portagpu has no meta backend"
+    assert _dispatch.choose("softmax", meta, None) == "torch"
 
 
 def test_importing_the_package_imports_no_torch_or_triton(tmp_path):
@@ -81,9 +104,8 @@ def test_vendor_options_from_the_table_reach_portagpu_launch(monkeypatch):
 
     calls = []
     monkeypatch.setattr(portagpu, "launch", lambda kernel, grid, *args, **meta: calls.append(meta))
-    amd = Target("amd", "rocm", "MI300X", 64, 304)
     config = _tuning.config("matmul_bias_act", "amd", 4096)
-    _dispatch.launch_triton("kernel", (1,), 1, 2, target=amd, config=config, HAS_BIAS=True)
+    _dispatch.launch_triton("kernel", (1,), 1, 2, device=AMD, config=config, HAS_BIAS=True)
     meta = calls[-1]
     assert meta["matrix_instr_nonkdim"] == config["matrix_instr_nonkdim"]
     assert meta["waves_per_eu"] == config["waves_per_eu"]

@@ -296,7 +296,8 @@ def test_plugin_loads_from_its_entry_point_in_a_fresh_process(pytester):
 def test_backend_names_match_the_device_layer():
     from portagpu.device import BACKEND_NAMES, ENV_VAR
 
-    assert pytest_plugin.BACKENDS == tuple(BACKEND_NAMES)
+    assert pytest_plugin.backend_names() == tuple(BACKEND_NAMES) == ("cuda", "rocm", "mps", "cpu")
+    assert list(pytest_plugin.backend_markers()) == ["gpu", "cuda", "rocm", "mps", "cpu_only"]
     assert pytest_plugin.ENV_VAR == ENV_VAR
 
 

@@ -2,17 +2,15 @@
 interpreter on a CPU-only host, the GPU on a GPU host. Fresh random inputs,
 outputs poisoned with NaN before each launch, results checked against torch."""
 
-# ruff: noqa: I001  (portagpu must be imported before triton)
 from __future__ import annotations
 
-import portagpu  # before triton: switches the interpreter on when there is no GPU
+import pytest
+import torch
+import triton
+import triton.language as tl
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-
-from portagpu.errors import LaunchError  # noqa: E402
+import portagpu
+from portagpu.errors import LaunchError
 
 DEVICE = portagpu.detect()
 WHERE = DEVICE.torch_device
@@ -144,14 +142,33 @@ def test_bad_num_warps_is_refused(bad):
         portagpu.launch(add_kernel, (1,), x, x, x, 4, BLOCK=16, num_warps=bad)
 
 
+@triton.jit
+def _twice(x):
+    return x * 2
+
+
 @pytest.mark.skipif(DEVICE.is_gpu, reason="the interpreter is only used without a GPU")
-def test_kernel_compiled_before_interpreter_is_refused(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "0")
+def test_a_compiled_kernel_runs_in_the_interpreter_per_launch(monkeypatch):
+    """TRITON_INTERPRET plays no part: a kernel decorated as a JITFunction runs
+    in the interpreter, with its @triton.jit helper and tl.* reductions and scans
+    (JITFunctions too), called both ways (tl.sum(x), x.max())."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
 
     @triton.jit
-    def compiled_kernel(x_ptr):
-        tl.store(x_ptr, 1.0)
+    def compiled_kernel(x_ptr, out_ptr, stats_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.arange(0, BLOCK)
+        mask = offsets < n
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+        tl.store(out_ptr + offsets, tl.cumsum(_twice(x), 0), mask=mask)
+        tl.store(stats_ptr, tl.sum(x, axis=0))
+        tl.store(stats_ptr + 1, x.max())
 
     assert type(compiled_kernel).__name__ == "JITFunction"
-    with pytest.raises(LaunchError, match="TRITON_INTERPRET"):
-        portagpu.launch(compiled_kernel, (1,), torch.zeros(1))
+    x = torch.rand(100)
+    out, stats = torch.full((100,), float("nan")), torch.full((2,), float("nan"))
+    portagpu.launch(compiled_kernel, (1,), x, out, stats, 100, BLOCK=128)
+    torch.testing.assert_close(out, torch.cumsum(2 * x, 0))
+    torch.testing.assert_close(stats, torch.stack([x.sum(), x.max()]))
+    # the patches that let it call compiled functions are gone afterwards
+    with pytest.raises(RuntimeError, match="outside of the scope of a kernel"):
+        _twice(x)

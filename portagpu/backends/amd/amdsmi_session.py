@@ -29,3 +29,14 @@ def hip_ordered_handles(lib: ModuleType) -> list[Any]:
         return int(value) if isinstance(value, int) else position
 
     return [h for _, h in sorted(enumerate(handles), key=hip_id)]
+
+
+def visible_handles(lib: ModuleType) -> list[Any] | None:
+    """The handles of the GPUs this process sees, by HIP index: amdsmi lists
+    every GPU, HIP only those ROCR_/HIP_VISIBLE_DEVICES leave. None when the
+    variables cannot be resolved here (UUIDs, conflicts)."""
+    from portagpu.visibility import visible_physical
+
+    handles = hip_ordered_handles(lib)
+    order = visible_physical("rocm", len(handles))
+    return None if order is None else [handles[i] for i in order]

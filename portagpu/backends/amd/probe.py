@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import ModuleType
 
 from portagpu.backends._common import (
-    AMD_NODES,
     any_path_exists,
     cupy_device_properties,
     loaded,
@@ -14,10 +13,11 @@ from portagpu.backends._common import (
     text,
     torch_cuda_initialized,
 )
-from portagpu.backends.amd.amdsmi_session import amdsmi, call, hip_ordered_handles
+from portagpu.backends.amd.amdsmi_session import amdsmi, call, visible_handles
 from portagpu.device import Device
 
 BLAS = "rocBLAS/hipBLASLt"
+DEVICE_NODES = ("/dev/kfd",)  # the ROCm kernel driver
 
 
 def gfx_arch(name: str | None) -> str | None:
@@ -41,7 +41,7 @@ def wave_size_for_arch(arch: str | None) -> int | None:
 
 
 def present() -> bool:
-    return any_path_exists(AMD_NODES)
+    return any_path_exists(DEVICE_NODES)
 
 
 def absence_reason() -> str:
@@ -112,8 +112,11 @@ def from_amdsmi() -> list[Device]:
     with amdsmi() as lib:
         if lib is None:
             return []
+        handles = visible_handles(lib)
+        if handles is None:
+            return []  # a mask amdsmi cannot resolve (UUIDs): ask HIP
         devices = []
-        for i, h in enumerate(hip_ordered_handles(lib)):
+        for i, h in enumerate(handles):
             asic = call(lib.amdsmi_get_gpu_asic_info, h) or {}
             vram = call(lib.amdsmi_get_gpu_vram_info, h) or {}
             driver = call(lib.amdsmi_get_gpu_driver_info, h) or {}

@@ -5,14 +5,15 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+from portagpu.backends._cupy import cupy_raw_module
 from portagpu.errors import LaunchError
 
 
 class AmdRuntime:
     """Runtime half of the ROCm (AMD) backend (see portagpu/runtime)."""
 
+    triton_mode = "native"
     triton_options = frozenset({"waves_per_eu", "matrix_instr_nonkdim", "kpack"})
-    triton_interpreted = False
     # The AMD backend adds its own argument specialisations (buffer ops, ...)
     # that portagpu's cache key does not model: keep Triton's own dispatch.
     triton_fast_path = False
@@ -21,8 +22,6 @@ class AmdRuntime:
         return "hipify_bridge + CuPy RawModule (hiprtc)"
 
     def compile_cuda(self, source: str, *, options: tuple[str, ...], device) -> Any:
-        from portagpu.runtime.cuda_source import cupy_raw_module
-
         if shutil.which("hipcc") is None:
             raise LaunchError(
                 "CuPy on ROCm needs `hipcc` on PATH to find HIP headers at run time; "
@@ -33,7 +32,9 @@ class AmdRuntime:
         except ImportError as exc:
             raise LaunchError(f"CUDA source on AMD needs portagpu.hipify_bridge.translate ({exc})") from None
         translation = translate(source, warp_size=device.warp_size)
-        return cupy_raw_module(translation.text, options=options, device=device, want_hip=True)
+        warp = device.warp_size or self.warp_size_for(device.arch) or 64
+        return cupy_raw_module(translation.text, options=options, device=device, hip=True,
+                               package="cupy-rocm-6-0", warp_size=warp)
 
     def blas_library(self, framework: str) -> str:
         if framework == "torch":

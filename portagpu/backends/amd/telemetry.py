@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from portagpu.backends._common import number
-from portagpu.backends.amd.amdsmi_session import amdsmi, call, hip_ordered_handles
+from portagpu.backends.amd.amdsmi_session import amdsmi, call, hip_ordered_handles, visible_handles
 from portagpu.device import Device
 from portagpu.readings import Telemetry
 
@@ -17,7 +17,7 @@ def read(device: Device) -> Telemetry:
     with amdsmi() as lib:
         if lib is None:
             return Telemetry(source="unavailable: amdsmi or libamd_smi.so is missing")
-        handles = hip_ordered_handles(lib)
+        handles = visible_handles(lib) or hip_ordered_handles(lib)
         if device.index >= len(handles):
             return Telemetry(source=f"unavailable: amdsmi has no device for HIP {device.index}")
         h = handles[device.index]

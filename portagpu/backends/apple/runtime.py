@@ -11,7 +11,9 @@ class AppleRuntime:
     """Runtime half of the MPS (Apple) backend (see portagpu/runtime)."""
 
     triton_options: frozenset[str] = frozenset()
-    triton_interpreted = True  # Triton has no Metal backend
+    # Triton has no Metal backend: its interpreter runs
+    # kernels on host copies of the MPS tensors
+    triton_mode = "interpreted"
     triton_fast_path = False
 
     def cuda_compiler(self) -> str | None:

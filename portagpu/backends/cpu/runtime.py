@@ -11,7 +11,8 @@ class CpuRuntime:
     """Runtime half of the CPU backend (see portagpu/runtime)."""
 
     triton_options: frozenset[str] = frozenset()
-    triton_interpreted = True  # Triton's interpreter runs kernels on CPU tensors
+    # Triton's interpreter runs kernels on CPU tensors
+    triton_mode = "interpreted"
     triton_fast_path = False
 
     def cuda_compiler(self) -> str | None:

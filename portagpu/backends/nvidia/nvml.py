@@ -22,4 +22,10 @@ def handle(pynvml: ModuleType, index: int, pci_bus_id: str | None) -> Any:
         found = call(pynvml.nvmlDeviceGetHandleByPciBusId, pci_bus_id)
         if found is not None:
             return found
+    from portagpu.visibility import masked, visible_physical
+
+    if masked("cuda"):
+        order = visible_physical("cuda", call(getattr(pynvml, "nvmlDeviceGetCount", None)) or 0)
+        if order is not None and index < len(order):
+            index = order[index]  # CUDA's index -> NVML's
     return call(pynvml.nvmlDeviceGetHandleByIndex, index)

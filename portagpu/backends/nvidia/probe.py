@@ -7,7 +7,6 @@ import os
 from types import ModuleType
 
 from portagpu.backends._common import (
-    NVIDIA_NODES,
     any_path_exists,
     cupy_device_properties,
     loaded,
@@ -17,9 +16,12 @@ from portagpu.backends._common import (
 )
 from portagpu.backends.nvidia.nvml import call, nvml
 from portagpu.device import Device
+from portagpu.visibility import visible_physical
 
 BLAS = "cuBLAS"
 WARP_SIZE = 32  # every NVIDIA architecture to date; torch reports it where it can
+# Device nodes whose presence hints at the NVIDIA driver (/dev/dxg: WSL) without importing anything.
+DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
 
 # CUDA cores per SM by compute capability: NVML reports cores, not SMs.
 _CORES_PER_SM = {
@@ -30,11 +32,11 @@ _CORES_PER_SM = {
 
 
 def present() -> bool:
-    return any_path_exists(NVIDIA_NODES) or bool(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return any_path_exists(DEVICE_NODES) or bool(os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
 def absence_reason() -> str:
-    if not any_path_exists(NVIDIA_NODES):
+    if not any_path_exists(DEVICE_NODES):
         return "no NVIDIA device node (/dev/nvidiactl) and NVML, torch and CuPy saw no GPU"
     return "an NVIDIA driver node exists but NVML, torch and CuPy reported no usable GPU"
 
@@ -104,10 +106,14 @@ def from_nvml() -> list[Device]:
         if pynvml is None:
             return []
         count = call(pynvml.nvmlDeviceGetCount) or 0
+        # NVML numbers every GPU; CUDA (and so torch) only those CUDA_VISIBLE_DEVICES shows
+        order = visible_physical("cuda", count, lambda i: _uuid(pynvml, i))
+        if order is None:
+            return []  # a mask NVML cannot resolve (MIG instances): ask CUDA
         driver = call(pynvml.nvmlSystemGetDriverVersion)
         cuda = call(pynvml.nvmlSystemGetCudaDriverVersion)
         devices = []
-        for i in range(count):
+        for i in order:
             h = call(pynvml.nvmlDeviceGetHandleByIndex, i)
             if h is None:
                 continue
@@ -120,7 +126,7 @@ def from_nvml() -> list[Device]:
                 Device(
                     vendor="nvidia",
                     backend="cuda",
-                    index=i,
+                    index=len(devices),
                     name=text(call(pynvml.nvmlDeviceGetName, h) or "NVIDIA GPU"),
                     arch=f"sm_{cc[0]}{cc[1]}" if cc else None,
                     warp_size=WARP_SIZE,
@@ -136,6 +142,12 @@ def from_nvml() -> list[Device]:
                 )
             )
         return devices
+
+
+def _uuid(pynvml: ModuleType, index: int) -> str | None:
+    h = call(pynvml.nvmlDeviceGetHandleByIndex, index)
+    found = call(pynvml.nvmlDeviceGetUUID, h) if h is not None else None
+    return text(found) if found else None
 
 
 def from_cupy(cupy: ModuleType | None) -> list[Device] | None:

@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from portagpu.backends._cupy import cupy_raw_module
 
 
 class NvidiaRuntime:
     """Runtime half of the CUDA (NVIDIA) backend (see portagpu/runtime)."""
 
+    triton_mode = "native"
     triton_options = frozenset({"maxnreg"})
-    triton_interpreted = False
     # Triton's NVIDIA specialisation (dtype, 16-byte alignment, int range, ==1)
     # is what portagpu's fast-path key covers; measured in benchmarks/launch_overhead.py.
     triton_fast_path = True
+
+    def triton_fast_path_hooks(self) -> tuple[Callable[[], int], Callable[[int], int]]:
+        import torch
+
+        # CUDA is initialised by then (a kernel was launched through Triton)
+        return torch._C._cuda_getDevice, torch._C._cuda_getCurrentRawStream
 
     def cuda_compiler(self) -> str | None:
         return "CuPy RawModule (NVRTC)"
 
     def compile_cuda(self, source: str, *, options: tuple[str, ...], device) -> Any:
-        from portagpu.runtime.cuda_source import cupy_raw_module
-
-        return cupy_raw_module(source, options=options, device=device, want_hip=False)
+        return cupy_raw_module(
+            source,
+            options=options,
+            device=device,
+            hip=False,
+            package="cupy-cuda13x",
+            warp_size=device.warp_size or 32,
+        )
 
     def blas_library(self, framework: str) -> str:
         if framework == "torch":

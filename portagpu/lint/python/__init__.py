@@ -1,7 +1,7 @@
 """Python-level portability rules: `check_python` is the engine's entry point.
 
 One `ast` parse, one pruned walk dispatching to every enabled checker, then
-CUDA sources embedded in strings go to portagpu.cuda.check_embedded.
+CUDA sources embedded in strings go to portagpu.lint.cuda.check_embedded.
 
     source.py    character columns, candidate lines (token search)
     imports.py   import aliases -> qualified names
@@ -78,7 +78,7 @@ def check_python(
     """Findings of the given Python-language rules (and embedded-CUDA rules) for one file."""
     python_rules = [r for r in rules if r.language == "python"]
     # CUDA rules, and Python-language rules whose checker lives on the CUDA side
-    # (e.g. "kernel source not checkable"), go to portagpu.cuda.check_embedded
+    # (e.g. "kernel source not checkable"), go to portagpu.lint.cuda.check_embedded
     cuda_rules = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
     reenable = gc.isenabled()
     gc.disable()  # ast trees are large acyclic graphs: collections only cost time
@@ -123,14 +123,24 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         return []
     ctx = Context(path, source, tree, imports, settings, dispatch, lines)
     try:
-        return ctx.run()
+        return _drop_superseded(ctx.run(), rules)
     except RecursionError:
         raise ParseFailure("too deeply nested to analyse", 1, 1) from None
 
 
+def _drop_superseded(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """A rule whose `options.supersedes` names other codes replaces their finding
+    on the same spot (PG802's advice for set_device(local_rank) over PG101's)."""
+    replaces = {r.id: r.options.get("supersedes", ()) for r in rules if r.options.get("supersedes")}
+    if not replaces:
+        return findings
+    drop = {(f.line, f.col, code) for f in findings for code in replaces.get(f.code, ())}
+    return [f for f in findings if (f.line, f.col, f.code) not in drop]
+
+
 def _check_embedded(path, text, tree, rules, settings) -> list[Finding]:
     try:
-        from portagpu.cuda import check_embedded
+        from portagpu.lint.cuda import check_embedded
     except ImportError:
         return []  # the CUDA analyser is optional until it lands
     return list(check_embedded(path, text, tree, rules, settings))

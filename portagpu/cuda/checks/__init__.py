@@ -1,2 +1,0 @@
-"""One module per `checker:` named in rules/cuda_*.yaml; each has
-`check(unit, rule) -> Iterable[Hit]`."""

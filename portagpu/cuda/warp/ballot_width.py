@@ -1,0 +1,68 @@
+"""PG503: a ballot result kept in 32 bits, or counted with __popc/__ffs/__clz."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, unwrap
+from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration
+
+BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
+# Only these keep their meaning at 64 bits; `31 - __clz(b)` or `__brev(b)` around
+# a ballot needs the surrounding arithmetic changed too, so a person does it.
+SAFE_WIDENING = frozenset({"__popc", "__ffs"})
+
+
+def _assigned_32bit(unit: CudaUnit, call: Any) -> str | None:
+    """Name of the 32-bit variable the call's value is stored in, if any."""
+    node = call
+    while node.parent is not None and node.parent.type in (
+        "parenthesized_expression", "cast_expression"):
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+        decl = parent.parent
+        if decl is not None and decl.type == "declaration" and is_32bit_declaration(decl):
+            return text_of(parent.child_by_field_name("declarator"))
+    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            decl = unit.declarations_in_scope(call).get(text_of(left))
+            if decl is not None and decl[0].type == "declaration" and is_32bit_declaration(decl[0]):
+                return text_of(left)
+    return None
+
+
+def narrow_stores(unit: CudaUnit, producers: frozenset[str]) -> Iterator[tuple[str, Any, str]]:
+    for name, call in unit.calls(producers):
+        target = _assigned_32bit(unit, call)
+        if target:
+            yield name, call, target
+
+
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    for name, call, target in narrow_stores(unit, BALLOTS):
+        yield Hit(call.start_byte, call.end_byte,
+                  {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target})
+    for counter, call in unit.calls(frozenset(BIT_COUNTS_32)):
+        args = call_args(call)
+        if len(args) != 1:
+            continue
+        arg = unwrap(args[0])
+        source = None
+        if arg.type == "call_expression" and callee_name(arg) in BALLOTS:
+            source = callee_name(arg)
+        elif arg.type == "identifier":
+            decl = unit.declarations_in_scope(call).get(text_of(arg))
+            init = unwrap(decl[1]) if decl and decl[1] is not None else None
+            if init is not None and init.type == "call_expression" and callee_name(init) in BALLOTS:
+                source = callee_name(init)
+        if source:
+            function = call.child_by_field_name("function")
+            yield Hit(function.start_byte, function.end_byte,
+                      {"func": source, "problem": f"counted with `{counter}` (32 bits)"},
+                      replacement=BIT_COUNTS_32[counter] if counter in SAFE_WIDENING else None)

@@ -1,0 +1,91 @@
+"""PG501: a 32-bit full lane mask given to a *_sync warp function.
+
+A literal is reported where it is passed; a variable or macro holding one is
+reported once, at its definition (fixing it there fixes every use)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit, call_args, declared_names, unwrap
+from portagpu.cuda.warp.common import (
+    MASK_SYNC_FUNCTIONS,
+    Options,
+    is_full_mask_32,
+    macro_is_full_mask_32,
+)
+
+REPLACEMENT = "~0ull"
+ANY_SYNC = "__*_sync"
+# A mask constant named like this is reported even where no *_sync call in the
+# same file uses it (a header that defines it for other files).
+MASK_NAME = re.compile(r"^(k_?)?(full|all|warp|lane|active|default)_?(warp_?|lane_?)?mask(_?32)?$",
+                       re.IGNORECASE)
+
+
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    reported: set[int] = set()
+    for name, call in unit.calls(MASK_SYNC_FUNCTIONS):
+        args = call_args(call)
+        if not args:
+            continue
+        mask = unwrap(args[0])
+        literal = is_full_mask_32(mask)
+        if literal:
+            yield Hit(mask.start_byte, mask.end_byte, {"mask": literal, "func": name},
+                      replacement=REPLACEMENT)
+            continue
+        if mask.type != "identifier":
+            continue
+        ident = text_of(mask)
+        decl = unit.declarations_in_scope(call).get(ident)
+        if decl is not None and decl[1] is not None:
+            init = unwrap(decl[1])
+            value = is_full_mask_32(init)
+            if value and init.start_byte not in reported:
+                reported.add(init.start_byte)
+                yield Hit(init.start_byte, init.end_byte,
+                          {"mask": f"{ident} = {value}", "func": name}, replacement=REPLACEMENT)
+            continue
+        value = macro_is_full_mask_32(unit, ident)
+        if value and unit.macros[ident].start_byte not in reported:
+            reported.add(unit.macros[ident].start_byte)
+            hit = _macro_hit(unit.macros[ident], ident, value, name)
+            if hit is not None:
+                yield hit
+
+    for ident, node in unit.macros.items():
+        if not MASK_NAME.match(ident) or node.start_byte in reported:
+            continue
+        value = macro_is_full_mask_32(unit, ident)
+        if value:
+            reported.add(node.start_byte)
+            hit = _macro_hit(node, ident, value, ANY_SYNC)
+            if hit is not None:
+                yield hit
+    for decl in unit.nodes("declaration"):
+        for ident, init in declared_names(decl):
+            init = unwrap(init)
+            if init is None or not MASK_NAME.match(ident) or init.start_byte in reported:
+                continue
+            value = is_full_mask_32(init)
+            if value:
+                reported.add(init.start_byte)
+                yield Hit(init.start_byte, init.end_byte,
+                          {"mask": f"{ident} = {value}", "func": ANY_SYNC},
+                          replacement=REPLACEMENT)
+
+
+def _macro_hit(node, ident: str, value: str, func: str) -> Hit | None:
+    """The span of the mask itself inside `#define NAME value  // comment`."""
+    value_node = node.child_by_field_name("value")
+    if value_node is None:
+        return None
+    offset = value_node.text.find(value.encode())
+    if offset < 0:
+        return None
+    start = value_node.start_byte + offset
+    return Hit(start, start + len(value.encode()), {"mask": f"{ident} ({value})", "func": func},
+               replacement=REPLACEMENT)

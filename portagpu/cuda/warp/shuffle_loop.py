@@ -1,0 +1,83 @@
+"""PG505: shuffle reductions laid out for 32 lanes: a loop over offsets that
+starts at 16 (or runs up to 32), or an unrolled chain starting with offset 16."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, declared_names, int_value
+from portagpu.cuda.warp.common import SHUFFLES, Options
+
+
+def _delta(name: str, call: Any) -> Any:
+    args = call_args(call)
+    index = 2 if name.endswith("_sync") else 1
+    return args[index] if len(args) > index else None
+
+
+def _loop_variable(loop: Any) -> tuple[str, int] | None:
+    init = loop.child_by_field_name("initializer")
+    if init is None:
+        return None
+    if init.type == "declaration":
+        for name, value in declared_names(init):
+            parsed = int_value(value) if value is not None else None
+            if parsed:
+                return name, parsed[0]
+    elif init.type == "assignment_expression":
+        parsed = int_value(init.child_by_field_name("right"))
+        if parsed:
+            return text_of(init.child_by_field_name("left")), parsed[0]
+    return None
+
+
+def _bound(loop: Any, var: str) -> int | None:
+    cond = loop.child_by_field_name("condition")
+    if cond is None or cond.type != "binary_expression":
+        return None
+    if text_of(cond.child_by_field_name("left")) != var:
+        return None
+    op = text_of(cond.child_by_field_name("operator"))
+    parsed = int_value(cond.child_by_field_name("right"))
+    if not parsed or op not in ("<", "<="):
+        return None
+    return parsed[0] + (1 if op == "<=" else 0)
+
+
+def _shuffles_with(loop: Any, var: str) -> bool:
+    body = loop.child_by_field_name("body")
+    stack = [body] if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression":
+            name = callee_name(node)
+            if name in SHUFFLES:
+                delta = _delta(name, node)
+                if delta is not None and var in text_of(delta).replace("(", " ").split():
+                    return True
+        stack.extend(node.named_children)
+    return False
+
+
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+
+    for loop in unit.nodes("for_statement"):
+        var_start = _loop_variable(loop)
+        if var_start is None:
+            continue
+        var, start = var_start
+        downward = start == 16
+        upward = start == 1 and _bound(loop, var) in (32, 17)
+        if not (downward or upward) or not _shuffles_with(loop, var):
+            continue
+        init = loop.child_by_field_name("initializer")
+        shape = f"offsets {'16 down to 1' if downward else '1 up to 16'}"
+        yield Hit(init.start_byte, init.end_byte, {"shape": shape})
+    for name, call in unit.calls(SHUFFLES):
+        delta = _delta(name, call)
+        parsed = int_value(delta) if delta is not None else None
+        if parsed and parsed[0] == 16:
+            yield Hit(delta.start_byte, delta.end_byte,
+                      {"shape": f"`{name}` with offset 16 (half of a 32-lane warp)"})

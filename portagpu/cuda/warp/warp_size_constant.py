@@ -1,0 +1,51 @@
+"""PG508: a warp-width constant defined as 32 (#define WARP_SIZE 32,
+constexpr int kWarpSize = 32, enum, template default). Reported at the
+definition only: fixing it there fixes every use."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit, declared_names, int_value, parse_int, strip_comments
+from portagpu.cuda.warp.common import Options
+
+DEFAULT_NAMES = (
+    r"(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
+    r"(k_?)?(num_?)?(threads|lanes)_?(per|in)_?(warp|wave(front)?)",
+    r"(k_?)?(warp|wave)_?(thread|lane)_?(count|num)",
+)
+
+
+def _name_pattern(options: Options) -> re.Pattern[str]:
+    names = tuple(options.get("names", ())) or DEFAULT_NAMES
+    return re.compile(r"^(?:" + "|".join(names) + r")$", re.IGNORECASE)
+
+
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    pattern = _name_pattern(options)
+    for node in unit.nodes("preproc_def"):
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None or value is None or not pattern.match(text_of(name)):
+            continue
+        parsed = parse_int(strip_comments(text_of(value)).strip("()"))
+        at = value.text.find(b"32")
+        if parsed and parsed[0] == 32 and at >= 0:
+            # `#define WARP_SIZE 32`, without a trailing comment
+            yield Hit(node.start_byte, value.start_byte + at + 2, {"name": text_of(name)})
+    for decl in unit.nodes("declaration", "field_declaration"):
+        for name, init in declared_names(decl):
+            if init is not None and pattern.match(name):
+                parsed = int_value(init)
+                if parsed and parsed[0] == 32:
+                    yield Hit(decl.start_byte, decl.end_byte, {"name": name})
+    for node in unit.nodes("enumerator", "optional_parameter_declaration"):
+        name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
+        value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
+        if name is None or value is None or not pattern.match(text_of(name)):
+            continue
+        parsed = int_value(value)
+        if parsed and parsed[0] == 32:
+            yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})

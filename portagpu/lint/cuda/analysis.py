@@ -1,0 +1,108 @@
+"""Runs the C-level rules (PG5xx/PG6xx) of the catalogue over CUDA sources.
+
+Each rule names a checker registered in registry.py (`fn(unit, rule) ->
+Iterable[Hit]`, defined in checks/). Positions come from the unit's own text
+for .cu files, or through a locator for sources embedded in Python.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
+from portagpu.lint.cuda import registry
+from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
+
+# (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
+Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
+
+# Above this share of its non-blank bytes left loose in ERROR nodes, a file is unparseable.
+MAX_ERROR_SHARE = 0.3
+
+
+def cuda_rules(rules: Sequence[Rule]) -> list[Rule]:
+    """The rules this analyser runs: language cuda with a checker it has."""
+    return [r for r in rules if r.language == "cuda" and registry.get(r.checker) is not None]
+
+
+class _Values(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def format_message(rule: Rule, values: dict[str, Any]) -> str:
+    try:
+        return string.Formatter().vformat(rule.message, (), _Values(values))
+    except (ValueError, IndexError):
+        return rule.message
+
+
+def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in cuda_rules(rules):
+        checker = registry.get(rule.checker)
+        assert checker is not None
+        hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
+    return hits
+
+
+def to_findings(
+    path: str, hits: Iterable[tuple[Rule, Hit]], locate: Locator, *, fixes: bool = True
+) -> list[Finding]:
+    findings = []
+    for rule, hit in hits:
+        span = locate(hit.start, hit.end)
+        if span is None:
+            continue
+        line, col, end_line, end_col = span
+        fix = None
+        if fixes and hit.replacement is not None and rule.fix != "none":
+            fix = Fix(
+                applicability="safe" if rule.fix == "safe" else "suggestion",
+                message=f"replace with `{hit.replacement}`",
+                edits=(Edit(line, col, end_line, end_col, hit.replacement),),
+            )
+        findings.append(
+            Finding(path, line, col, end_line, end_col, rule.id,
+                    format_message(rule, hit.values), rule.severity, fix)
+        )
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def ensure_parseable(unit: CudaUnit) -> None:
+    """Raise ParseFailure when most tokens could not be placed in any construct.
+
+    A conditional that splits a statement wraps a whole function in one ERROR
+    node whose inside is still well structured, so the measure is the tokens
+    sitting loose directly under ERROR nodes, not the ERROR spans themselves.
+    """
+    if not unit.root.has_error:
+        return
+    loose, first = loose_error_bytes(unit.root)
+    total = max(1, sum(1 for b in unit.index.data if b > 32))
+    if first is not None and loose / total > MAX_ERROR_SHARE:
+        line, col = unit.index.position(first)
+        raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
+
+
+def check_cuda_file(
+    path: str, text: str, rules: Sequence[Rule], settings: LintSettings
+) -> list[Finding]:
+    """Findings of the given CUDA rules in a .cu/.cuh file's text.
+
+    Raises ParseFailure when most of the file cannot be parsed; smaller syntax
+    errors (macro tricks tree-sitter does not follow) leave the rest checked.
+    """
+    selected = cuda_rules(rules)
+    if not selected:
+        return []
+    unit = CudaUnit(text, tuple(settings.guard_macros))
+    ensure_parseable(unit)
+
+    def locate(start: int, end: int) -> tuple[int, int, int, int]:
+        return (*unit.index.position(start), *unit.index.position(end))
+
+    return to_findings(path, run_rules(unit, selected), locate)

@@ -1,0 +1,56 @@
+"""Lint of CUDA sources embedded in Python (found by portagpu.cuda.embedded):
+findings come back at the Python file's own positions, and the parts of a
+source that cannot be known are named in a PG699 finding."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from portagpu.cuda.embedded import find_sources
+from portagpu.cuda.unit import CudaUnit
+from portagpu.lint.cuda.analysis import cuda_rules, format_message, run_rules, to_findings
+from portagpu.lint.model import Finding, LintSettings, Rule
+
+UNCHECKED_CHECKER = "cuda_source_unknown"
+
+
+def check_embedded(
+    path: str, text: str, tree: ast.Module, rules: Sequence[Rule], settings: LintSettings
+) -> list[Finding]:
+    """Findings of the CUDA rules among `rules` for CUDA sources inside a Python module.
+
+    Rules of other languages are ignored, so callers may pass their whole selection.
+    """
+    selected = cuda_rules(rules)
+    unchecked = [r for r in rules if r.checker == UNCHECKED_CHECKER]
+    if not selected and not unchecked:
+        return []
+    findings: list[Finding] = []
+    for source in find_sources(text, tree, settings.guard_names):
+        mapped = source.mapped
+        if selected and mapped.text.strip():
+            unit = CudaUnit(mapped.text, tuple(settings.guard_macros))
+
+            def locate(start: int, end: int, unit=unit, mapped=mapped):
+                return mapped.locate(unit.index.char_offset(start), unit.index.char_offset(end))
+
+            hits = run_rules(unit, selected)
+            exact = [(r, h) for r, h in hits if mapped.exact(
+                unit.index.char_offset(h.start), unit.index.char_offset(h.end))]
+            inexact = [(r, h) for r, h in hits if (r, h) not in exact]
+            findings += to_findings(path, exact, locate)
+            findings += to_findings(path, inexact, locate, fixes=False)
+        for rule in unchecked:
+            if not mapped.unknown:
+                continue
+            (line, col), _ = mapped.unknown[0]
+            parts = ", ".join(f"`{expr}`" for _, expr in mapped.unknown[:4])
+            more = f" and {len(mapped.unknown) - 4} more" if len(mapped.unknown) > 4 else ""
+            message = format_message(rule, {
+                "call": source.callee, "argument": source.argument, "parts": parts + more,
+            })
+            findings.append(Finding(path, line, col, line, col + 1, rule.id, message,
+                                    rule.severity))
+    findings.sort(key=Finding.sort_key)
+    return findings

@@ -1,0 +1,172 @@
+"""PG8xx: multi-GPU code through torch.distributed (rules/distributed.yaml)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from portagpu.lint.model import Fix, Rule
+from portagpu.lint.python.checkers.common import const_str, last_name
+from portagpu.lint.python.context import Context
+from portagpu.lint.python.registry import checker
+
+
+def _argument(node: ast.Call, keyword: str, position: int | None) -> ast.AST | None:
+    for kw in node.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    if position is not None and len(node.args) > position:
+        arg = node.args[position]
+        return None if isinstance(arg, ast.Starred) else arg
+    return None
+
+
+def _string_value(ctx: Context, node: ast.AST, constants: tuple[str, ...]) -> str | None:
+    """A literal string, a `Backend.NCCL`-style constant, or a name assigned one."""
+    text = const_str(node)
+    if text is not None:
+        return text
+    qual = ctx.qualify(node)
+    if qual is not None and qual in constants:
+        return qual.rsplit(".", 1)[-1].lower()
+    if isinstance(node, ast.Name):
+        value = ctx.assigned_value(node)
+        return const_str(value) if value is not None else None
+    return None
+
+
+@checker("nccl_backend", ast.Call)
+def nccl_backend(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`init_process_group(backend="nccl")` and the same in new_group/deepspeed."""
+    qual = ctx.qualify(node.func)
+    where = rule.options.get("functions", {}).get(qual) if qual else None
+    if where is None:
+        return
+    arg = _argument(node, where["keyword"], where.get("position"))
+    if arg is None:
+        return
+    value = _string_value(ctx, arg, tuple(rule.options.get("constants", ())))
+    if value is None or value.strip().lower() != "nccl":
+        return
+    ctx.report(rule, arg, Fix("suggestion", rule.replacement), value=value)
+
+
+def _mentions_rank(node: ast.AST, words: frozenset[str]) -> bool:
+    for sub in ast.walk(node):
+        name = last_name(sub)
+        if name is None and isinstance(sub, ast.Call):
+            name = last_name(sub.func)
+        if name is None:
+            name = const_str(sub)
+        if name is not None and name.lower() in words:
+            return True
+    return False
+
+
+@checker("set_device_per_rank", ast.Call)
+def set_device_per_rank(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`torch.cuda.set_device(local_rank)`: a rank bound to a CUDA device."""
+    qual = ctx.qualify(node.func)
+    if qual not in rule.options.get("functions", ()) or len(node.args) != 1 or ctx.in_test:
+        return
+    words = frozenset(w.lower() for w in rule.options.get("rank_words", ()))
+    if not _mentions_rank(node.args[0], words):
+        return
+    ctx.report(
+        rule, node, Fix("suggestion", rule.replacement), call=qual, arg=ctx.text_of(node.args[0])
+    )
+
+
+def _env_writes(node: ast.AST, ctx: Context) -> list[ast.AST]:
+    """Key nodes of environment variables this node writes: os.environ[...] =,
+    setdefault/putenv, update(NAME=...), and keys of dict literals (the env=
+    of a child process, os.environ.update({...}))."""
+    if isinstance(node, ast.Assign):
+        return [
+            t.slice
+            for t in node.targets
+            if isinstance(t, ast.Subscript) and ctx.qualify(t.value) == "os.environ"
+        ]
+    if isinstance(node, ast.Dict):
+        return [key for key in node.keys if key is not None]
+    if isinstance(node, ast.Call):
+        qual = ctx.qualify(node.func)
+        if qual in ("os.environ.setdefault", "os.putenv") and node.args:
+            return [node.args[0]]
+        if qual == "os.environ.update" or qual == "dict":
+            return [kw for kw in node.keywords if kw.arg is not None]
+    return []
+
+
+@checker("cuda_visible_devices_write", ast.Assign, ast.Call, ast.Dict)
+def cuda_visible_devices_write(node: ast.AST, ctx: Context, rule: Rule) -> None:
+    """CUDA_VISIBLE_DEVICES written in a file that never mentions AMD's variables."""
+    variables = rule.options.get("variables", ())
+    for key in _env_writes(node, ctx):
+        name = key.arg if isinstance(key, ast.keyword) else const_str(key)
+        if name in variables and not ctx.text_mentions(*rule.options.get("hip_markers", ())):
+            ctx.report(rule, key, Fix("suggestion", rule.replacement), variable=name)
+
+
+def _is_none(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+@checker("ddp_device_ids", ast.Call)
+def ddp_device_ids(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`DistributedDataParallel(model, device_ids=[rank])`: CUDA modules only."""
+    if ctx.qualify(node.func) not in rule.options.get("classes", ()):
+        return
+    value = _argument(node, "device_ids", 1)
+    if value is None or _is_none(value) or not isinstance(value, (ast.List, ast.Tuple)):
+        return  # a variable may hold None off the GPU: not decidable here
+    ctx.report(rule, value, Fix("suggestion", rule.replacement), value=ctx.text_of(value))
+
+
+_MPS_DEVICE = re.compile(r"^mps(:\d+)?$")
+
+
+def _mps_facts(ctx: Context, rule: Rule) -> tuple[bool, bool]:
+    """(the module can pick MPS, the module checks for MPS), from its code (not
+    its comments): torch.accelerator.current_accelerator() or an "mps" device
+    can pick it; a comparison with "mps" or torch.backends.mps.* checks it."""
+    cached = getattr(ctx, "_mps_facts", None)
+    if cached is not None:
+        return cached
+    pickers = tuple(rule.options.get("mps_pickers", ()))
+    compared: set[int] = set()
+    picks = checks = False
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                if _MPS_DEVICE.match(const_str(operand) or ""):
+                    checks = True
+                    compared.add(id(operand))
+        elif isinstance(node, ast.Attribute):
+            qual = ctx.qualify(node) or ""
+            if qual.startswith("torch.backends.mps.") or node.attr == "is_mps":
+                checks = True
+            elif qual in pickers:
+                picks = True
+    if not checks:
+        picks = picks or any(
+            _MPS_DEVICE.match(const_str(node) or "") and id(node) not in compared
+            for node in ast.walk(ctx.tree)
+        )
+    ctx._mps_facts = (picks, checks)  # type: ignore[attr-defined]
+    return picks, checks
+
+
+@checker("distributed_on_mps", ast.Call)
+def distributed_on_mps(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """DDP/FSDP in a module that can run on MPS and never checks for it."""
+    qual = ctx.qualify(node.func)
+    if qual not in rule.options.get("callees", ()):
+        return
+    if ctx.text_mentions(*rule.options.get("handled_by", ())):
+        return
+    picks, checks = _mps_facts(ctx, rule)
+    if picks and not checks:
+        ctx.report(
+            rule, node.func, Fix("suggestion", rule.replacement), call=qual.rsplit(".", 1)[-1]
+        )
