@@ -78,7 +78,7 @@ def _colour(stream) -> bool:
 def _diff(changed: dict[str, tuple[str, str]]) -> str:
     import difflib
 
-    from portagpu.lint.lines import split_lines
+    from portagpu.lines import split_lines
 
     parts = []
     for path, (old, new) in sorted(changed.items()):

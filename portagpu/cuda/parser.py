@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from portagpu.errors import PortagpuError
-from portagpu.lint.lines import line_starts_bytes
+from portagpu.lines import line_starts_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from tree_sitter import Node, Parser, Tree

@@ -10,7 +10,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 
 from portagpu.fileio import write_atomic
-from portagpu.lint.lines import line_starts
+from portagpu.lines import line_starts
 from portagpu.lint.model import Finding, Fix
 
 

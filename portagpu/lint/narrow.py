@@ -18,7 +18,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from portagpu.lint.lines import split_lines
+from portagpu.lines import split_lines
 
 # triple-quoted strings: a column-0 `def` inside a docstring is not code.
 # (Single-quoted strings cannot span lines without a backslash.) A stray

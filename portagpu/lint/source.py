@@ -10,8 +10,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from portagpu.lines import line_starts_bytes
 from portagpu.lint import meta
-from portagpu.lint.lines import line_starts_bytes
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".cu": "cuda", ".cuh": "cuda"}
 

@@ -12,7 +12,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 
-from portagpu.lint.lines import line_starts, split_lines, strip_ending
+from portagpu.lines import line_starts, split_lines, strip_ending
 from portagpu.lint.meta import META_CODES
 from portagpu.lint.model import Finding
 

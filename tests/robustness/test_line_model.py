@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from portagpu.lint.lines import line_starts, split_lines, strip_ending
+from portagpu.lines import line_starts, split_lines, strip_ending
 
 ODD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 
