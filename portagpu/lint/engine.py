@@ -100,14 +100,18 @@ def lint_paths(
             _add_noqa(outcome, data, language, result, write_atomic, encoding_for)
             continue
         if outcome.new_text is not None:
-            result.fixed += outcome.fixed
-            result.fixed_by_path[outcome.path] = outcome.fixed
-            result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
+            written = True
             if write:
                 try:
-                    write_atomic(outcome.path, outcome.new_text.encode(encoding_for(data, language)))
+                    new_bytes = outcome.new_text.encode(encoding_for(data, language))
+                    write_atomic(outcome.path, new_bytes, expect=data)
                 except (OSError, UnicodeEncodeError, LookupError) as exc:
-                    result.errors.append(f"{outcome.path}: fixed text not written: {exc}")
+                    written = False
+                    result.errors.append(f"{outcome.path}: fixed text not written: {_reason(exc)}")
+            if written:  # a fix that did not reach the disk is not counted as made
+                result.fixed += outcome.fixed
+                result.fixed_by_path[outcome.path] = outcome.fixed
+                result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
         elif not fix:
             run.cache.put(key, outcome.findings)
         result.findings.extend(outcome.findings)
@@ -240,11 +244,18 @@ def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> No
     if new_text == text:
         return
     try:
-        write_atomic(outcome.path, new_text.encode(encoding_for(data, language)))
+        write_atomic(outcome.path, new_text.encode(encoding_for(data, language)), expect=data)
         result.noqa_added += len({(f.line, f.code) for f in todo})
         result.changed[outcome.path] = (text, new_text)
     except (OSError, UnicodeEncodeError, LookupError) as exc:
-        result.errors.append(f"{outcome.path}: noqa comments not written: {exc}")
+        result.errors.append(f"{outcome.path}: noqa comments not written: {_reason(exc)}")
+
+
+def _reason(exc: Exception) -> str:
+    """An OSError as its reason alone ("Permission denied"), the path being shown already."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _short(digest: str) -> str:
