@@ -118,7 +118,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     start = Path(args.paths[0]) if args.paths else Path.cwd()
-    config = load_config(start if start.is_dir() else start.parent, config_file=args.config)
+    config = load_config(
+        start if start.is_dir() else start.parent, config_file=args.config, cache=not args.no_cache
+    )
     config = with_overrides(
         config,
         select=args.select,
@@ -157,6 +159,8 @@ def _run(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
 
+    for warning in result.warnings:
+        print(f"portagpu: warning: {warning}", file=sys.stderr)
     for missing in result.missing_checkers:
         print(f"portagpu: warning: the {missing} checkers are not installed; their rules did not run", file=sys.stderr)
     for error in result.errors:

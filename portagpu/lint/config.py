@@ -98,14 +98,14 @@ class LintConfig:
 
 
 def _catalogue(extend: tuple[str, ...], cache_dir: Path | None) -> tuple[Rule, ...]:
-    """The rule catalogue, from a pickle when no rule file changed: parsing the
-    YAML costs more than the rest of a warm run's start-up."""
+    """The rule catalogue, from a JSON copy when no rule file changed: parsing
+    the YAML costs more than the rest of a warm run's start-up. Plain data
+    only: the copy sits in the project's cache folder, which anyone who can
+    write to the tree could plant (a pickle there would run their code)."""
     from portagpu.lint.catalogue import builtin_rule_files, load_catalogue
 
     if cache_dir is None:
         return load_catalogue(extend=extend)
-    import pickle
-
     from portagpu._version import __version__
 
     files = [str(p) for p in builtin_rule_files()] + list(extend)
@@ -114,28 +114,68 @@ def _catalogue(extend: tuple[str, ...], cache_dir: Path | None) -> tuple[Rule, .
     except OSError:
         return load_catalogue(extend=extend)  # let the loader name the missing file
     key = hashlib.blake2b(repr((__version__, stamp)).encode(), digest_size=12).hexdigest()
-    cached = cache_dir / __version__ / f"rules-{key}.pickle"
-    try:
-        with open(cached, "rb") as fh:
-            rules = pickle.load(fh)
-        if isinstance(rules, tuple) and all(isinstance(r, Rule) for r in rules):
-            return rules
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
-        pass
+    cached = cache_dir / __version__ / f"rules-{key}.json"
+    rules = _read_rules_cache(cached)
+    if rules is not None:
+        return rules
     rules = load_catalogue(extend=extend)
-    try:
-        import tempfile
+    _write_rules_cache(cached, rules)
+    return rules
 
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        for old in cached.parent.glob("rules-*.pickle"):
+
+def _rules_to_data(rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    import dataclasses
+
+    return [dataclasses.asdict(r) for r in rules]
+
+
+def _rules_from_data(data: Any) -> tuple[Rule, ...]:
+    from portagpu.lint.model import Example
+
+    out = []
+    for item in data:
+        fields = dict(item)
+        for name in ("targets", "tokens"):
+            fields[name] = tuple(str(v) for v in fields[name])
+        for name in ("invalid", "valid"):
+            fields[name] = tuple(Example(**example) for example in fields[name])
+        if not isinstance(fields["options"], dict):
+            raise TypeError("options must be a table")
+        out.append(Rule(**fields))
+    return tuple(out)
+
+
+def _read_rules_cache(path: Path) -> tuple[Rule, ...] | None:
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            return _rules_from_data(json.loads(fh.read()))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # missing or damaged: the YAML is read instead (and the copy rewritten)
+
+
+def _write_rules_cache(path: Path, rules: tuple[Rule, ...]) -> None:
+    """Only a copy that reads back equal (JSON has no int keys, no tuples in options)."""
+    import json
+    import tempfile
+
+    data = _rules_to_data(rules)
+    try:
+        if _rules_from_data(json.loads(json.dumps(data))) != rules:
+            return
+    except (TypeError, ValueError):
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob("rules-*"):
             old.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".tmp-rules-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cached)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-rules-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+        os.replace(tmp, path)
     except OSError:
         pass
-    return rules
 
 
 def _code_stamp() -> str:
@@ -243,7 +283,7 @@ def find_pyproject(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
+def config_from_table(table: dict[str, Any], path: Path, *, cache: bool = True) -> LintConfig:
     where = str(path)
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
@@ -271,6 +311,7 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
         guard_names=_strings(table, "guard-names", where),
         guard_macros=_strings(table, "guard-macros", where),
         extend_rules=tuple(str((root / p).resolve()) for p in _strings(table, "extend-rules", where)),
+        cache=cache,
     )
     for key in ("respect-gitignore", "force-exclude"):
         if key in table:
@@ -288,17 +329,20 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
     return config
 
 
-def load_config(start: Path | None = None, *, config_file: Path | None = None) -> LintConfig:
+def load_config(
+    start: Path | None = None, *, config_file: Path | None = None, cache: bool = True
+) -> LintConfig:
     """The project's config (nearest pyproject.toml with a [tool.portagpu.lint]
-    section above `start`), or defaults rooted at the current directory."""
+    section above `start`), or defaults rooted at the current directory.
+    cache=False: no cache is read or written, not even while validating."""
     if config_file is not None:
         section = _section(_load_toml(config_file))
-        return config_from_table(section or {}, config_file.resolve())
+        return config_from_table(section or {}, config_file.resolve(), cache=cache)
     found = find_pyproject(start or Path.cwd())
     if found is None:
-        return LintConfig(root=Path.cwd())
+        return LintConfig(root=Path.cwd(), cache=cache)
     path, section = found
-    return config_from_table(section, path)
+    return config_from_table(section, path, cache=cache)
 
 
 def with_overrides(

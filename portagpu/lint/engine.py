@@ -37,6 +37,7 @@ class Result:
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     fixed_by_path: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # refused fixes, failed writes
+    warnings: list[str] = field(default_factory=list)  # e.g. a damaged cache file, ignored
     noqa_added: int = 0
     elapsed: float = 0.0
     missing_checkers: tuple[str, ...] = ()
@@ -117,6 +118,7 @@ def lint_paths(
         result.findings.extend(outcome.findings)
 
     run.cache.save()
+    result.warnings.extend(run.cache.warnings)
     result.missing_checkers = tuple(
         lang for lang in sorted(run.languages_run) if rules_for(lang, run.rules) and not checker_available(lang)
     )
