@@ -89,7 +89,7 @@ def lint_paths(
     try:
         run.scan(paths, runner)
     except BaseException:
-        runner.close()
+        runner.close(kill=True)
         raise
     result = run.result
     for outcome in runner.outcomes():
