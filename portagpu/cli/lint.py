@@ -18,6 +18,10 @@ def _codes(raw: str) -> list[str]:
     return [c.strip().upper() for c in raw.split(",") if c.strip()]
 
 
+def _patterns(raw: str) -> list[str]:
+    return [p.strip() for p in raw.split(",") if p.strip()] or [raw]
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "lint",
@@ -30,10 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="codes/prefixes to add")
     p.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="codes/prefixes to leave out")
     p.add_argument("--target", metavar="TARGETS", help="where the code must run: comma list of rocm,mps,cpu (default: all)")
-    p.add_argument("--format", choices=("text", "grouped", "json", "sarif", "github"), default="text")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "grouped", "json", "sarif", "github"),
+                   default="text", help="report format (--format is an older spelling)")
     p.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--statistics", action="store_true", help="an inventory: count per code, with its status per target")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes (suggestions never are)")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes (suggestions only with --unsafe-fixes)")
+    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply the suggestions that carry an edit")
     p.add_argument("--diff", action="store_true", help="show the safe fixes as a unified diff; write nothing")
     p.add_argument("--show-fixes", action="store_true", help="show each finding's fix or suggestion")
     p.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` for every finding (baseline)")
@@ -41,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write .portagpu_cache/")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     p.add_argument("--config", type=Path, metavar="PYPROJECT", help="use this pyproject.toml")
+    p.add_argument("--isolated", action="store_true", help="read no configuration file (defaults and this command line only)")
+    p.add_argument("--exclude", type=_patterns, metavar="PATTERNS", help="comma list of gitignore-style patterns; replaces the config's `exclude`")
+    p.add_argument("--extend-exclude", type=_patterns, default=[], metavar="PATTERNS", help="patterns to exclude as well")
+    p.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", help="e.g. 'tests/*:PG1' (repeatable); replaces the config's table")
+    p.add_argument("--extend-per-file-ignores", action="append", default=[], metavar="PATTERN:CODES", help="per-file ignores to add to the config's")
     p.add_argument("--stdin-filename", metavar="PATH", help="lint standard input as if it were PATH (editors); with --fix, print the fixed source")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude/.gitignore to paths named here too (pre-commit)")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
@@ -110,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from portagpu.errors import ConfigError
     from portagpu.lint import report
-    from portagpu.lint.config import load_config, with_overrides
+    from portagpu.lint.config import LintConfig, load_config, with_overrides
     from portagpu.lint.engine import lint_paths
 
     if args.fix and args.diff:
@@ -118,9 +129,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     start = Path(args.paths[0]) if args.paths else Path.cwd()
-    config = load_config(
-        start if start.is_dir() else start.parent, config_file=args.config, cache=not args.no_cache
-    )
+    if args.isolated:
+        config = LintConfig(root=Path.cwd(), source="--isolated", cache=not args.no_cache)
+    else:
+        config = load_config(
+            start if start.is_dir() else start.parent, config_file=args.config, cache=not args.no_cache
+        )
     config = with_overrides(
         config,
         select=args.select,
@@ -129,6 +143,10 @@ def _run(args: argparse.Namespace) -> int:
         targets=args.target.split(",") if args.target else None,
         cache=False if args.no_cache else None,
         jobs=args.jobs,
+        exclude=args.exclude,
+        extend_exclude=args.extend_exclude,
+        per_file_ignores=args.per_file_ignores,
+        extend_per_file_ignores=args.extend_per_file_ignores,
     )
     if args.force_exclude:
         config = replace(config, force_exclude=True)
@@ -142,6 +160,7 @@ def _run(args: argparse.Namespace) -> int:
         args.paths,
         config,
         fix=args.fix or args.diff,
+        unsafe_fixes=args.unsafe_fixes,
         write=not args.diff,
         add_noqa_comments=args.add_noqa,
         progress=progress,
@@ -183,7 +202,7 @@ def _stdin(args: argparse.Namespace, config) -> int:
     from portagpu.lint.engine import lint_one
 
     text = sys.stdin.read()
-    outcome = lint_one(text, args.stdin_filename, config, fix=args.fix)
+    outcome = lint_one(text, args.stdin_filename, config, fix=args.fix, unsafe_fixes=args.unsafe_fixes)
     findings = outcome.findings
     if args.fix:
         sys.stdout.write(outcome.new_text if outcome.new_text is not None else text)
@@ -250,5 +269,8 @@ def _summary(args, result, style, out) -> None:
         out.write(f"Found {len(findings)} finding(s) in {len({f.path for f in findings})} file(s).\n")
         if fixable and not args.fix:
             out.write(f"{style.cyan('[*]')} {fixable} fixable with `portagpu lint --fix`.\n")
+        hidden = sum(1 for f in findings if f.fix is not None and f.fix.applicability != "safe" and f.fix.edits)
+        if hidden and not args.unsafe_fixes:
+            out.write(f"({hidden} more fixable with `--fix --unsafe-fixes`: suggestions, review them.)\n")
     elif not (args.fix and result.fixed):
         out.write(f"{style.green('All checks passed!')} ({result.files} file{'' if result.files == 1 else 's'})\n")

@@ -55,8 +55,13 @@ class _Ignores:
         import pathspec
 
         lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-        if lines:
-            self._specs.append((os.path.abspath(base), pathspec.GitIgnoreSpec.from_lines(lines)))
+        if not lines:
+            return
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except Exception:  # a line git would not accept either (`!`): skip that line, as git does
+            spec = pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _valid_pattern(ln)])
+        self._specs.append((os.path.abspath(base), spec))
 
     def add_file(self, folder: str) -> None:
         path = os.path.join(folder, ".gitignore")
@@ -84,6 +89,16 @@ class _Ignores:
             if spec.match_file(rel):  # type: ignore[attr-defined]
                 return True
         return False
+
+
+def _valid_pattern(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:  # noqa: BLE001 - pathspec's errors share no base class across versions
+        return False
+    return True
 
 
 def _excluded_explicitly(path: str, user: _Ignores, respect_gitignore: bool) -> bool:

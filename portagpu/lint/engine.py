@@ -77,14 +77,17 @@ def lint_paths(
     write: bool = True,
     add_noqa_comments: bool = False,
     progress: Progress | None = None,
+    unsafe_fixes: bool = False,
 ) -> Result:
     """Lints files and folders. `fix` applies safe fixes (written only if
     `write`; otherwise the changes are in `Result.changed`, as for --diff);
-    `add_noqa_comments` writes a suppression for each finding instead."""
+    `unsafe_fixes` adds the suggestions that carry edits; `add_noqa_comments`
+    writes a suppression for each finding instead."""
     from portagpu.lint.fixes import encoding_for, write_atomic
 
     started = time.perf_counter()
     run = _Run(config or LintConfig(), fix=fix and not add_noqa_comments, baseline=add_noqa_comments)
+    run.unsafe = unsafe_fixes
     runner = Runner(run.rules, run.settings, run.config.jobs, progress)
     try:
         run.scan(paths, runner)
@@ -127,7 +130,9 @@ def lint_paths(
     return result
 
 
-def lint_one(text: str, path: str, config: LintConfig | None = None, *, fix: bool = False) -> FileOutcome:
+def lint_one(
+    text: str, path: str, config: LintConfig | None = None, *, fix: bool = False, unsafe_fixes: bool = False
+) -> FileOutcome:
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
@@ -139,7 +144,7 @@ def lint_one(text: str, path: str, config: LintConfig | None = None, *, fix: boo
     if not PreScan(rules_for(language, rules), language).wants(text):
         return FileOutcome(path, [])
     dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules])
-    return run_here(Job(path, language, text, dropped, fix), rules, config.settings())
+    return run_here(Job(path, language, text, dropped, fix, unsafe_fixes), rules, config.settings())
 
 
 class _Run:
@@ -150,6 +155,7 @@ class _Run:
         from portagpu.lint.cache import FindingsCache
 
         self.config, self.fix = config, fix
+        self.unsafe = False  # --unsafe-fixes
         self.keep_bytes = fix or baseline  # to write files back in their own encoding
         self.rules = config.rules()
         self.rule_ids = [r.id for r in self.rules]
@@ -175,7 +181,7 @@ class _Run:
         found = discover(
             paths,
             root=config.root,
-            exclude=config.exclude,
+            exclude=config.excludes(),
             respect_gitignore=config.respect_gitignore,
             force_exclude=config.force_exclude,
         )
@@ -233,7 +239,7 @@ class _Run:
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
         self.pending[item.path] = (key, data if self.keep_bytes else b"", item.language)
         self.languages_run.add(item.language)
-        runner.add(Job(item.path, item.language, text, dropped, self.fix))
+        runner.add(Job(item.path, item.language, text, dropped, self.fix, self.unsafe))
 
 
 def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> None:

@@ -108,8 +108,13 @@ def check_parses(text: str, path: str, language: str) -> None:
         raise UnsafeFix(f"libcst cannot parse the fixed code ({type(exc).__name__})") from None
 
 
-def safe_fixes(findings: Sequence[Finding]) -> list[Fix]:
-    return [f.fix for f in findings if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits]
+def safe_fixes(findings: Sequence[Finding], *, unsafe: bool = False) -> list[Fix]:
+    """The fixes --fix applies; `unsafe` (--unsafe-fixes) adds the suggestions that carry edits."""
+    return [
+        f.fix
+        for f in findings
+        if f.fix is not None and f.fix.edits and (unsafe or f.fix.applicability == "safe")
+    ]
 
 
 def encoding_for(data: bytes, language: str) -> str:

@@ -34,6 +34,7 @@ class Job:
     text: str
     dropped: frozenset[str]  # per-file-ignores
     fix: bool
+    unsafe: bool = False  # --unsafe-fixes: suggestions with edits are applied too
 
 
 _WORKER: dict[str, object] = {}
@@ -121,7 +122,7 @@ def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: F
 
     text = job.text
     for _ in range(MAX_FIX_ROUNDS):  # a fix may expose another; stop when stable
-        fixes = safe_fixes(outcome.findings)
+        fixes = safe_fixes(outcome.findings, unsafe=job.unsafe)
         if not fixes:
             break
         candidate, applied = apply_fixes(text, fixes)
