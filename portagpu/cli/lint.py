@@ -120,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from portagpu.errors import ConfigError
-    from portagpu.lint import report
     from portagpu.lint.config import LintConfig, load_config, with_overrides
     from portagpu.lint.engine import lint_paths
 
@@ -128,7 +127,8 @@ def _run(args: argparse.Namespace) -> int:
         args.fix = True  # --fix --diff: show what would change, like ruff
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
-    start = Path(args.paths[0]) if args.paths else Path.cwd()
+    # the config is found from the first path (standard input: the name it stands for)
+    start = Path(args.stdin_filename or (args.paths[0] if args.paths else "."))
     if args.isolated:
         config = LintConfig(root=Path.cwd(), source="--isolated", cache=not args.no_cache)
     else:
@@ -150,32 +150,71 @@ def _run(args: argparse.Namespace) -> int:
     )
     if args.force_exclude:
         config = replace(config, force_exclude=True)
-    if args.stdin_filename:
-        return _stdin(args, config)
-    progress = _Progress(sys.stderr.isatty() and not args.quiet)
-    for path in args.paths:
-        if not os.path.lexists(path):
-            raise ConfigError(f"{path}: no such file or folder")
-    result = lint_paths(
-        args.paths,
-        config,
-        fix=args.fix or args.diff,
-        unsafe_fixes=args.unsafe_fixes,
-        write=not args.diff,
-        add_noqa_comments=args.add_noqa,
-        progress=progress,
-    )
-    progress.clear()
+    _check_report_path(args.output_file)
+    if args.stdin_filename or args.paths == ["-"]:
+        result, source = _stdin(args, config)
+    else:
+        if "-" in args.paths:
+            raise ConfigError("`-` (standard input) cannot be combined with other paths")
+        progress = _Progress(sys.stderr.isatty() and not args.quiet)
+        for path in args.paths:
+            if not os.path.lexists(path):
+                raise ConfigError(f"{path}: no such file or folder")
+        result = lint_paths(
+            args.paths,
+            config,
+            fix=args.fix or args.diff,
+            unsafe_fixes=args.unsafe_fixes,
+            write=not args.diff,
+            add_noqa_comments=args.add_noqa,
+            progress=progress,
+        )
+        progress.clear()
+        source = None
+    return _report(args, config, result, source)
 
+
+def _check_report_path(path: str | None) -> None:
+    """-o is checked before anything is linted or written, so a typo does not
+    cost a whole run (or leave fixes written and no report)."""
+    from portagpu.errors import ConfigError
+
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ConfigError(f"{path}: cannot write the report: is a folder")
+    if not folder.is_dir():
+        raise ConfigError(f"{path}: cannot write the report: no folder {folder}")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise ConfigError(f"{path}: cannot write the report: permission denied")
+
+
+def _report(args: argparse.Namespace, config, result, source: bytes | None) -> int:
+    """Prints the report and picks the exit code. `source`: standard input's
+    text after --fix/--add-noqa, which then owns stdout (the report goes to
+    stderr, as ruff does, unless -o names a file)."""
+    from portagpu.errors import ConfigError
+    from portagpu.lint import report
+
+    if source is not None:
+        sys.stdout.flush()
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.buffer.write(source)
+        else:  # a text-only stream (an embedding program, a test)
+            sys.stdout.write(source.decode("utf-8", "replace"))
+        sys.stdout.flush()
+    default = sys.stderr if source is not None else sys.stdout
     try:
-        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout  # noqa: SIM115
+        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else default  # noqa: SIM115
     except OSError as exc:
         raise ConfigError(f"{args.output_file}: cannot write the report: {exc.strerror}") from None
     try:
         style = report.Style(_colour(out) and args.format in ("text", "grouped"))
         _emit(args, config, result, report, style, out)
     finally:
-        if out is not sys.stdout:
+        if out is not default:
             out.close()
 
     for warning in result.warnings:
@@ -195,35 +234,51 @@ def _run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _stdin(args: argparse.Namespace, config) -> int:
-    """Like ruff: findings on stdout; with --fix the (fixed) source on stdout
-    and the findings left on stderr."""
-    from portagpu.lint import report
-    from portagpu.lint.engine import lint_one
+def _stdin(args: argparse.Namespace, config):
+    """Standard input linted as the file --stdin-filename (or `-`): read as
+    bytes, so a BOM or a PEP 263 coding is honoured as in a file. Returns the
+    Result and, for --fix/--add-noqa, the new source in its own encoding."""
+    from portagpu.lint import meta
+    from portagpu.lint.engine import Result, lint_one
+    from portagpu.lint.fixes import encoding_for
+    from portagpu.lint.source import Undecodable, decode_source, language_of
+    from portagpu.lint.suppression import add_noqa
 
-    text = sys.stdin.read()
-    outcome = lint_one(text, args.stdin_filename, config, fix=args.fix, unsafe_fixes=args.unsafe_fixes)
-    findings = outcome.findings
-    if args.fix:
-        sys.stdout.write(outcome.new_text if outcome.new_text is not None else text)
-        stream = sys.stderr
-    else:
-        stream = sys.stdout
-    if args.format == "json":
-        stream.write(report.format_json(findings, config.rules()) + "\n")
-    elif args.format == "sarif":
-        stream.write(report.format_sarif(findings, config.rules()) + "\n")
-    elif args.format == "github":
-        if findings:
-            stream.write(report.format_github(findings) + "\n")
-    elif findings:
-        formatter = report.format_grouped if args.format == "grouped" else report.format_text
-        stream.write(formatter(findings, report.Style(_colour(stream)), show_fixes=args.show_fixes) + "\n")
+    name = args.stdin_filename or "-"
+    language = language_of(name) or "python"
+    stream = sys.stdin
+    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8", "surrogateescape")
+    rules = config.rules()
+    result = Result(rules=rules, files=1, parsed=1)
+    text = decode_source(data, language)
+    if isinstance(text, Undecodable):
+        by_id = {r.id: r for r in rules}
+        found = meta.meta_finding(text.code, name, text.detail, line=text.line, col=text.col, rules=by_id)
+        result.findings = [found] if found.code in by_id else []
+        return result, (data if args.fix or args.add_noqa else None)
+    outcome = lint_one(text, name, config, fix=args.fix or args.diff, unsafe_fixes=args.unsafe_fixes)
+    result.findings = outcome.findings
     if outcome.error:
-        print(f"portagpu: error: {args.stdin_filename}: {outcome.error}", file=sys.stderr)
-    if args.exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if findings or outcome.error else EXIT_OK
+        result.errors.append(f"{name}: {outcome.error}")
+    new_text = text
+    if outcome.new_text is not None:
+        new_text = outcome.new_text
+        result.fixed, result.fixed_by_path[name] = outcome.fixed, outcome.fixed
+        result.changed[name] = (text, new_text)
+    if args.add_noqa:
+        todo = [f for f in result.findings if f.code not in meta.META_CODES]
+        new_text = add_noqa(text, todo, language)
+        result.findings = [f for f in result.findings if f.code in meta.META_CODES]
+        if new_text != text:
+            result.noqa_added = len({(f.line, f.code) for f in todo})
+            result.changed[name] = (text, new_text)
+    if not (args.fix or args.add_noqa) or args.diff:
+        return result, None
+    try:
+        return result, new_text.encode(encoding_for(data, language))
+    except (UnicodeEncodeError, LookupError) as exc:
+        result.errors.append(f"{name}: fixed text cannot be written in its encoding: {exc}")
+        return result, data
 
 
 def _emit(args, config, result, report, style, out) -> None:

@@ -80,3 +80,11 @@ def test_per_file_ignores_on_the_command_line(project, run_cli):
 def test_per_file_ignores_needs_pattern_and_codes(project, run_cli):
     code, _, err = run_cli("lint", "--no-cache", "--per-file-ignores", "gen/*", ".")
     assert code == 2 and "PATTERN:CODES" in err
+
+
+@pytest.mark.parametrize("report", ["missing/r.json", "gen"])
+def test_report_path_is_checked_before_anything_is_written(project, run_cli, report):
+    (project / "c.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    code, _, err = run_cli("lint", "--no-cache", "--fix", "-o", report, "c.py")
+    assert code == 2 and report in err and "internal error" not in err
+    assert "torch.cuda.amp" in (project / "c.py").read_text()  # not fixed
