@@ -15,6 +15,43 @@ import stat
 import tempfile
 
 
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a source file was expected: reading it
+    could block forever, so it is never read."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder"}
+
+
+def not_regular(mode: int) -> str | None:
+    """None for a regular file, else what it is ("not a regular file (a FIFO)")."""
+    if stat.S_ISREG(mode):
+        return None
+    return f"not a regular file ({_KINDS.get(stat.S_IFMT(mode), 'special file')})"
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file. Opened without blocking, so a FIFO named
+    like a source file is refused at once (NotRegularFile) instead of hanging."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        why = not_regular(os.fstat(fd).st_mode)
+        if why is not None:
+            raise NotRegularFile(95, why, str(path))
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
 class FileChanged(OSError):
     """The file is no longer what the caller read: someone else wrote it."""
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from portagpu.fileio import not_regular
 from portagpu.lint import meta
 from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES, LANGUAGE_BY_SUFFIX, language_of
 
@@ -168,6 +169,10 @@ def discover(
         if force_exclude and _excluded_explicitly(path, user, respect_gitignore):
             continue
         if not os.path.isdir(path):
+            why = not_regular(st.st_mode)
+            if why is not None:  # a FIFO would block the read forever
+                yield Problem(shown, meta.UNREADABLE, why)
+                continue
             yield from emit(os.path.realpath(path), shown, language_of(path) or "python")
             continue
         ignores = _Ignores()
@@ -257,6 +262,13 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
             if language is None:
                 continue
             if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
+                continue
+            if not entry.is_file():  # from the directory entry: no extra system call
+                try:
+                    why = not_regular(entry.stat().st_mode) or "not a regular file"
+                except OSError as exc:
+                    why = exc.strerror or str(exc)
+                yield Problem(_display(path, cwd), meta.UNREADABLE, why)
                 continue
             real = os.path.realpath(path) if link else real_prefix + name
             yield from emit(real, shown_prefix + name, language)

@@ -193,6 +193,7 @@ class _Run:
                 self.report(meta.meta_finding(item.code, item.path, item.detail, rules=self.by_id))
 
     def _file(self, item, runner: Runner) -> None:
+        from portagpu.fileio import read_regular
         from portagpu.lint.cache import content_key
         from portagpu.lint.source import Undecodable, decode_source
 
@@ -210,8 +211,7 @@ class _Run:
                 detail = f"{st.st_size:,} bytes (limit {self.max_bytes:,})"
                 self.report(meta.meta_finding(meta.TOO_LARGE, item.path, detail, rules=self.by_id))
                 return
-            with open(item.path, "rb") as fh:
-                data = fh.read()
+            data = read_regular(item.path)  # never blocks on a FIFO swapped in meanwhile
         except OSError as exc:
             self.report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=self.by_id))
             return
