@@ -28,6 +28,7 @@ from portagpu.hipify_bridge.warp_fixes import FIXERS, ByteEdit
 
 from portagpu.cuda.unit import CudaUnit, Hit
 from portagpu.cuda.warp import FINDERS
+from portagpu.lines import split_lines
 
 HEADER_NAME = "portagpu_hip_compat.h"
 NEEDS_HEADER = ("PORTAGPU_", "_sync", "__activemask", "__syncwarp")
@@ -145,7 +146,7 @@ def _needs_header(unit: Any) -> bool:
 
 def _insert_header(text: str, header: str) -> str:
     """After a leading `#pragma once`, else at the top."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     for i, line in enumerate(lines[:50]):
         if line.strip() == "#pragma once":
             return "".join(lines[: i + 1]) + header + "".join(lines[i + 1:])

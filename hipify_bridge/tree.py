@@ -21,6 +21,8 @@ from portagpu.hipify_bridge.writing import (
     write_output,
 )
 
+from portagpu.lines import split_lines
+
 PYTHON_SUFFIX = ".py"
 
 
@@ -229,7 +231,7 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
     except SyntaxError as exc:
         raise ValueError(f"{src}:{exc.lineno}: Python syntax error ({exc.msg}); skipped") from None
     result = FileResult(str(src), "python")
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     replacements: list[tuple[ast.AST, str]] = []
     seen_literals: set[int] = set()
     for source in find_sources(text, tree):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from portagpu.fileio import new_file_mode, read_regular, write_atomic
+from portagpu.lines import line_starts_bytes
 from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES
 
 BACKUP_SUFFIX = ".prehip"
@@ -76,7 +77,7 @@ def read_text(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = len(line_starts_bytes(data[: exc.start]))
         raise ValueError(
             f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); skipped"
         ) from None

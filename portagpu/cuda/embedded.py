@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from portagpu.cuda.pystrings import Mapped, Pos, literal, placeholder
+from portagpu.lines import split_lines
 
 # callee name -> (positional index, keyword) of each CUDA-source argument, and
 # whether that argument is a whole translation unit or a statement fragment.
@@ -216,7 +217,7 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
     """Every CUDA source argument of a kernel-building call, resolved as far as possible."""
     if not any(name in text for name in SOURCE_ARGS):
         return
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # Python's line model, as ast counts
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
     for call in ast.walk(tree):

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from portagpu.cuda.parser import LineIndex, parse, text_of, walk
+from portagpu.lines import line_starts_bytes
 
 # Macros whose presence in an #if/#ifdef/#elif condition marks code written for HIP;
 # such a conditional block, with its #else/#elif counterparts, is not a finding.
@@ -52,17 +53,17 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
     names = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\b")
     spans: list[tuple[int, int]] = []
     stack: list[list[Any]] = []  # [chain start, guarded?]
-    offset = 0
-    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    data = text.encode("utf-8", "surrogatepass")
+    starts = line_starts_bytes(data)  # \r\n, \r and \n end a line, as for a compiler
+    ends = [_content_end(data, following) for following in starts[1:]] + [len(data)]
     i = 0
-    while i < len(lines):
-        raw = lines[i]
-        start = offset
+    while i < len(starts):
+        start = starts[i]
+        raw = data[start:ends[i]]
         # join backslash continuations of a directive
-        while raw.endswith(b"\\") and i + 1 < len(lines):
-            offset += len(lines[i]) + 1
+        while raw.endswith(b"\\") and i + 1 < len(starts):
             i += 1
-            raw = raw[:-1] + b" " + lines[i]
+            raw = raw[:-1] + b" " + data[starts[i]:ends[i]]
         line = raw.decode("utf-8", "replace")
         match = _DIRECTIVE.match(line) if "#" in line else None
         if match:
@@ -75,10 +76,16 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
             elif kind == "endif" and stack:
                 chain_start, guarded = stack.pop()
                 if guarded:
-                    spans.append((chain_start, offset + len(lines[i])))
-        offset += len(lines[i]) + 1
+                    spans.append((chain_start, ends[i]))
         i += 1
     return spans
+
+
+def _content_end(data: bytes, next_start: int) -> int:
+    """Where a line's text ends, given where the next line starts."""
+    if data[next_start - 2:next_start] == b"\r\n":
+        return next_start - 2
+    return next_start - 1
 
 
 # a conditional directive with its backslash continuations

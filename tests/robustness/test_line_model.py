@@ -98,3 +98,54 @@ def test_backslash_continuation_with_cr_endings(lint_tree, tmp_path: Path):
     new = (tmp_path / "e.py").read_bytes().decode()
     assert split_lines(new)[2].endswith("# noqa: PG101")
     ast.parse(new)
+
+
+EMBEDDED = (
+    "import cupy\n# page\x0cbreak \u2028 here\nsrc = r'''\n"
+    "__global__ void k(float* v) {\n"
+    "    v[0] = __shfl_down_sync(0xffffffff, v[0], 1);\n"
+    "}\n'''\nk = cupy.RawKernel(src, 'k')\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_embedded_kernel_positions_after_odd_characters(lint_tree, newline):
+    text = EMBEDDED.replace("\n", newline)
+    result = lint_tree({"m.py": text})
+    hits = [(f.line, f.col) for f in result.findings if f.code == "PG501"]
+    assert hits == [(5, 29)], [(f.code, f.line, f.col) for f in result.findings]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_hip_guard_with_a_continued_directive(lint_tree, newline):
+    lines = [
+        "#if defined(SOMETHING_ELSE) || \\",
+        "    defined(__HIP_PLATFORM_AMD__)",
+        "__device__ unsigned m() { return __ballot_sync(0xffffffffffffffffull, 1); }",
+        "#else",
+        "__device__ unsigned m() { return 0; }",
+        "#endif",
+        "__global__ void k(float* v) { v[0] = __shfl_down_sync(0xffffffff, v[0], 1); }",
+        "",
+    ]
+    result = lint_tree({"g.cu": newline.join(lines)})
+    assert sorted({f.line for f in result.findings if f.code.startswith("PG5")}) == [7]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_hipify_rewrite_replaces_the_literal_after_odd_characters(tmp_path, monkeypatch, capsys, newline):
+    from portagpu.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    text = EMBEDDED.replace("\n", newline)
+    (tmp_path / "m.py").write_bytes(text.encode())
+    code = main(["hipify", "m.py", "--inplace", "--embedded", "rewrite", "--engine", "builtin"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    new = (tmp_path / "m.py").read_bytes().decode()
+    tree = ast.parse(new)
+    assert "PORTAGPU_FULL_MASK" in new and "0xffffffff" not in new
+    assert split_lines(new)[:2] == split_lines(text)[:2]  # the lines before the literal untouched
+    assert new.endswith(split_lines(text, keepends=True)[-1])
+    assert isinstance(tree.body[-1], ast.Assign)
+    assert "5:29 PG501" in out  # reported at the Python file's line and column
