@@ -146,6 +146,53 @@ class CudaUnit:
         for node in walk(self.root):
             self.by_type[node.type].append(node)
 
+        self.in_macros = False  # True for the unit of macro bodies (macro_unit)
+
+    @cached_property
+    def macro_unit(self) -> CudaUnit | None:
+        """The bodies of function-like `#define`s as code, or None if there are
+        none. tree-sitter keeps a macro body as opaque text, so a shuffle loop
+        written as a macro would go unseen. This unit's text is the original
+        with every byte outside those bodies blanked (line breaks kept), each
+        `#define NAME(params)` turned into `void NAME(){` in the room it
+        leaves, continuation backslashes blanked and a `}` after the body:
+        byte offsets are the original's, so hits, positions and edits carry
+        over unchanged (positions and guards come from the original)."""
+        defs = self.nodes("preproc_function_def")
+        if not defs:
+            return None
+        data = self.index.data
+        out = bytearray(b if b in (10, 13) else 32 for b in data)
+        for node in defs:
+            name, body = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None or body is None:
+                continue
+            head = b"void " + data[name.start_byte:name.end_byte] + b"(){"
+            if len(head) > body.start_byte - node.start_byte:
+                continue
+            out[node.start_byte:node.start_byte + len(head)] = head
+            code = re.sub(rb"\\(?=\r\n|\r|\n)", b" ", data[body.start_byte:body.end_byte])
+            out[body.start_byte:body.end_byte] = code
+            if body.end_byte < len(out):
+                out[body.end_byte] = ord("}")  # over the line break that ends the directive
+            else:
+                out += b"}"
+        unit = CudaUnit(bytes(out).decode("utf-8", "surrogatepass"))
+        unit.index, unit.guards, unit.in_macros = self.index, self.guards, True
+        return unit
+
+    def units(self) -> list[CudaUnit]:
+        """This unit, then its macro bodies' (if any): what checkers run over."""
+        return [self] if self.macro_unit is None else [self, self.macro_unit]
+
+    def editable(self, start: int, end: int) -> bool:
+        """May [start, end) be replaced? Not across a line break inside a macro
+        body, where it would drop the continuation backslash."""
+        if not self.in_macros:
+            return True
+        chunk = self.index.data[start:end]
+        return b"\n" not in chunk and b"\r" not in chunk
+
     # -- queries ---------------------------------------------------------------
     def nodes(self, *types: str) -> list[Any]:
         if len(types) == 1:
