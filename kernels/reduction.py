@@ -40,11 +40,11 @@ def max(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | No
 def _reduce(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> Any:
     device = device_of(x)
     kernel = "reduce" if dim is None else "reduce_rows"
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
     # CUDA C: float32; its row max has no indices
     cuda_ok = dtype_name(x) == "float32" and not (op == "max" and dim is not None)
     impls = ("triton", "cuda", "torch") if cuda_ok else ("triton", "torch")
-    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits, empty=x.numel() == 0)
     reference = sum_reference if op == "sum" else max_reference
     if chosen == "torch":
         return reference(x, dim, keepdim)

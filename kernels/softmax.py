@@ -26,8 +26,8 @@ def softmax_reference(x: Any, dim: int = -1) -> Any:
 def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
     """softmax along `dim`; the output has x's dtype."""
     device = device_of(x)
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
-    if _dispatch.choose("softmax", device, impl, fits=fits) == "torch":
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
+    if _dispatch.choose("softmax", device, impl, fits=fits, empty=x.numel() == 0) == "torch":
         result = softmax_reference(x, dim)
         return result if out is None else check_out(out, result, "softmax").copy_(result)
     out = check_out(out, x, "softmax")
