@@ -91,7 +91,15 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     return "".join(pieces), applied
 
 
-def check_parses(text: str, path: str, language: str) -> None:
+def check_parses(text: str, path: str, language: str, original: str | None = None) -> None:
+    """Raises UnsafeFix when the fixed `text` parses worse than `original`:
+    Python must compile, and parse with libcst where the original did (libcst
+    refuses some valid files, e.g. a form feed in an indentation, and a fix
+    is not to blame for that); CUDA must not gain tree-sitter errors."""
+    if language == "cuda":
+        if original is not None and _cuda_errors(text) > _cuda_errors(original):
+            raise UnsafeFix("the fixed CUDA code has syntax errors the original did not")
+        return
     if language != "python":
         return
     import ast
@@ -105,7 +113,25 @@ def check_parses(text: str, path: str, language: str) -> None:
     try:
         libcst.parse_module(text)
     except Exception as exc:  # libcst raises several unrelated error types
+        if original is not None and not _libcst_parses(original):
+            return  # the original does not parse with libcst either
         raise UnsafeFix(f"libcst cannot parse the fixed code ({type(exc).__name__})") from None
+
+
+def _libcst_parses(text: str) -> bool:
+    import libcst
+
+    try:
+        libcst.parse_module(text)
+    except Exception:  # noqa: BLE001 - libcst raises several unrelated error types
+        return False
+    return True
+
+
+def _cuda_errors(text: str) -> int:
+    from portagpu.cuda.parser import error_spans, parse
+
+    return len(error_spans(parse(text)))
 
 
 def safe_fixes(findings: Sequence[Finding], *, unsafe: bool = False) -> list[Fix]:

@@ -129,7 +129,7 @@ def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: F
         if not applied or candidate == text:
             break
         try:
-            check_parses(candidate, job.path, job.language)
+            check_parses(candidate, job.path, job.language, text)
         except UnsafeFix as exc:
             codes = sorted({f.code for f in outcome.findings if f.fix in fixes})
             outcome.error = f"fix for {', '.join(codes)} not applied: {exc}"
