@@ -197,19 +197,29 @@ def _py_tree(text: str, normalise: bool) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-_MASK = re.compile(r"~0ull|0xffffffff(?:ffffffff)?(?:ull|ULL)?")
-_COMMENT = re.compile(r" ?\(comment\)")
+# C tokens, comments and line continuations dropped: two texts with the same
+# tokens parse the same (a tree comparison would also see tree-sitter's error
+# recovery move around in code it cannot parse)
+_C_TOKEN = re.compile(
+    r"""(?P<comment>//[^\r\n]*|/\*.*?\*/)"""
+    r"""|(?P<string>"(?:\\.|[^"\\\r\n])*"|'(?:\\.|[^'\\\r\n])*')"""
+    r"""|(?P<skip>\\(?:\r\n|\r|\n)|\s+)"""
+    r"""|(?P<token>[A-Za-z_]\w*|\d[\w.]*|\S)""",
+    re.S,
+)
+# the lane-mask fix (PG501) rewrites the first argument of a *_sync call
+_SYNC_MASK = re.compile(r"(__\w+_sync\s*\()[^,()]*(?:\([^()]*\))?[^,()]*,")
 
 
-def _cuda_tree(data: bytes) -> str:
-    text = data.decode("utf-8-sig")
-    return _COMMENT.sub("", str(parse_cuda(_MASK.sub("0", text)).root_node))
+def _cuda_tree(data: bytes) -> list[str]:
+    text = _SYNC_MASK.sub(r"\1MASK,", data.decode("utf-8-sig"))
+    return [m.group() for m in _C_TOKEN.finditer(text) if m.lastgroup in ("string", "token")]
 
 
 def _cuda_errors(data: bytes) -> int:
-    return str(parse_cuda(data.decode("utf-8-sig")).root_node).count("ERROR") + str(
-        parse_cuda(data.decode("utf-8-sig")).root_node
-    ).count("MISSING")
+    from portagpu.cuda.parser import error_spans
+
+    return len(error_spans(parse_cuda(data.decode("utf-8-sig"))))
 
 
 # --- running ----------------------------------------------------------------------------
