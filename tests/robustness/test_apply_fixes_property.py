@@ -4,6 +4,8 @@ overlap test is a bisect (issue 13 item 10)."""
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +59,7 @@ fixes = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=int(os.environ.get("PORTAGPU_FUZZ_EXAMPLES", "200")), deadline=None)
 @given(fixes)
 def test_same_choice_as_the_quadratic_rule(chosen):
     assert apply_fixes(TEXT, chosen) == _reference(TEXT, chosen)

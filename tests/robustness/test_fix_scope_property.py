@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -93,7 +94,11 @@ def _run(code: str, flag: bool, devices: list[str], in_function: bool) -> BaseEx
     return None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("PORTAGPU_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     st.sampled_from(PRELUDES),
     blocks,

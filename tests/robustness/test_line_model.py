@@ -133,7 +133,9 @@ def test_hip_guard_with_a_continued_directive(lint_tree, newline):
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
-def test_hipify_rewrite_replaces_the_literal_after_odd_characters(tmp_path, monkeypatch, capsys, newline):
+def test_hipify_rewrite_replaces_the_literal_after_odd_characters(
+    tmp_path, monkeypatch, capsys, newline
+):
     from portagpu.cli import main
 
     monkeypatch.chdir(tmp_path)
