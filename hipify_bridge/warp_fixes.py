@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, float_value, int_value, unwrap
 
 WARP = "PORTAGPU_WARP_SIZE"
 SHIFT = "PORTAGPU_WARP_SHIFT"
@@ -91,7 +91,11 @@ def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     node = _node(unit, hit)
     if node is None or node.type != "binary_expression":
         return None
-    return _replace_operand(node, {"%": WARP, "/": WARP, "&": f"({WARP} - 1)", ">>": SHIFT})
+    # `tid < 32` (a warp-synchronous section) and `NUM_WARPS * 32` need a person
+    last = f"({WARP} - 1)"
+    # `blockDim.x / 32.f` counts a partial warp: the division must stay fractional
+    per_warp = f"((float){WARP})" if float_value(node.child_by_field_name("right")) else WARP
+    return _replace_operand(node, {"%": WARP, "/": per_warp, "&": last, ">>": SHIFT, "==": last, "!=": last})
 
 
 def fix_shared_array(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:

@@ -12,9 +12,15 @@ from pathlib import Path
 
 from portagpu.fileio import not_regular
 from portagpu.lint import meta
-from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES, LANGUAGE_BY_SUFFIX, language_of
+from portagpu.lint.source import (
+    CUDA_DOUBLE_SUFFIXES,
+    DEPENDENCY_SUFFIXES,
+    LANGUAGE_BY_SUFFIX,
+    language_of,
+)
 
-_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + CUDA_DOUBLE_SUFFIXES
+# DEPENDENCY_SUFFIXES are candidates only: language_of keeps requirements*.txt and pyproject.toml
+_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + CUDA_DOUBLE_SUFFIXES + DEPENDENCY_SUFFIXES
 _SUFFIXES += tuple(s.upper() for s in _SUFFIXES)
 
 # folders nobody wants linted (ruff's defaults); applied to what the walk
@@ -183,8 +189,13 @@ def discover(
                 # a folder named on the command line is linted even if a
                 # parent's .gitignore hides it (as ruff does)
                 ignores = _Ignores()
+        walk_user = user
+        if user.ignored(path, True):
+            # a folder the config excludes, named on the command line: lint
+            # what is inside (ruff's behaviour; --force-exclude keeps it out)
+            walk_user = _Ignores()
         where = _Where(path, os.path.realpath(path), shown, cwd)
-        yield from _walk(where, ignores, user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
+        yield from _walk(where, ignores, walk_user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
 
 
 @dataclass(frozen=True)
@@ -258,7 +269,7 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
                 child = where.child(name, os.path.realpath(path) if link else None)
                 subfolders.append((child, ignores, ancestors | {key}))
                 continue
-            language = language_of(name)
+            language = language_of(path)
             if language is None:
                 continue
             if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):

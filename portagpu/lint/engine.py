@@ -22,6 +22,10 @@ from portagpu.lint.prescan import PreScan
 from portagpu.lint.runner import FileOutcome, Job, Progress, Runner, run_here
 from portagpu.lint.suppression import add_noqa
 
+# the cache key of every header without device code: one entry for them all,
+# and the stat index still spares a warm run reading them
+NOT_CUDA_HEADER = b"\0plain-c-header\0"
+
 __all__ = ["PreScan", "Result", "checker_available", "lint_one", "lint_paths", "lint_source", "lint_text"]
 
 
@@ -136,11 +140,15 @@ def lint_one(
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
-    from portagpu.lint.source import language_of
+    from portagpu.lint.source import HEADER, header_language, language_of
 
     config = config or LintConfig()
     rules = config.rules()
     language = language_of(path) or "python"
+    if language == HEADER:
+        language = header_language(text.encode("utf-8", "surrogatepass"))
+        if language is None:  # a plain C/C++ header
+            return FileOutcome(path, [])
     if not PreScan(rules_for(language, rules), language).wants(text):
         return FileOutcome(path, [])
     dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules])
@@ -195,12 +203,16 @@ class _Run:
     def _file(self, item, runner: Runner) -> None:
         from portagpu.fileio import read_regular
         from portagpu.lint.cache import content_key
-        from portagpu.lint.source import Undecodable, decode_source
+        from portagpu.lint.source import HEADER, Undecodable, decode_source, header_language
 
         result, cache = self.result, self.cache
         try:
             st = os.stat(item.path)
             key = cache.key_from_stat(item.real, st)
+            if key == NOT_CUDA_HEADER:  # an unchanged plain header: nothing to copy
+                result.cached += 1
+                cache.remember_stat(item.real, st, key)
+                return
             hit = cache.get(key, item.path) if key is not None else None
             if hit is not None:  # unchanged since the last run: not even read
                 result.cached += 1
@@ -215,6 +227,14 @@ class _Run:
         except OSError as exc:
             self.report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=self.by_id))
             return
+        language = item.language
+        if language == HEADER:
+            language = header_language(data)
+            if language is None:  # a plain C/C++ header: nothing to lint, cached as such
+                cache.remember_stat(item.real, st, NOT_CUDA_HEADER)
+                cache.put(NOT_CUDA_HEADER, [])
+                result.prescan_skipped += 1
+                return
         key = content_key(item.real, data)
         cache.remember_stat(item.real, st, key)
         hit = cache.get(key, item.path)
@@ -222,24 +242,24 @@ class _Run:
             result.cached += 1
             result.findings.extend(hit)
             return
-        text = decode_source(data, item.language)
+        text = decode_source(data, language)
         if isinstance(text, Undecodable):
             found = meta.meta_finding(text.code, item.path, text.detail, line=text.line, col=text.col, rules=self.by_id)
             kept = [found] if found.code in self.by_id else []
             cache.put(key, kept)
             result.findings.extend(kept)
             return
-        scan = self.scans.get(item.language)
+        scan = self.scans.get(language)
         if scan is None:
-            scan = self.scans[item.language] = PreScan(rules_for(item.language, self.rules), item.language)
+            scan = self.scans[language] = PreScan(rules_for(language, self.rules), language)
         if not scan.wants(text):
             result.prescan_skipped += 1
             cache.put(key, [])
             return
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
-        self.pending[item.path] = (key, data if self.keep_bytes else b"", item.language)
-        self.languages_run.add(item.language)
-        runner.add(Job(item.path, item.language, text, dropped, self.fix, self.unsafe))
+        self.pending[item.path] = (key, data if self.keep_bytes else b"", language)
+        self.languages_run.add(language)
+        runner.add(Job(item.path, language, text, dropped, self.fix, self.unsafe))
 
 
 def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> None:
@@ -248,7 +268,14 @@ def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> No
     result.findings.extend(f for f in outcome.findings if f.code in meta.META_CODES)
     if not todo:
         return
-    new_text = add_noqa(text, todo, language)
+    from portagpu.lint.source import is_notebook
+
+    if is_notebook(outcome.path):
+        from portagpu.lint.notebook import add_noqa as add_noqa_to_notebook
+
+        new_text = add_noqa_to_notebook(text, todo)
+    else:
+        new_text = add_noqa(text, todo, language)
     if new_text == text:
         return
     try:

@@ -102,6 +102,17 @@ def check_parses(text: str, path: str, language: str, original: str | None = Non
         return
     if language != "python":
         return
+    from portagpu.lint.source import is_notebook
+
+    if is_notebook(path):
+        from portagpu.lint.model import ParseFailure
+        from portagpu.lint.notebook import check_notebook_parses, unwrap
+
+        try:
+            check_notebook_parses(text)
+        except ParseFailure as exc:
+            raise UnsafeFix(f"the fixed notebook does not parse ({exc.message})") from None
+        text = unwrap(text).text
     import ast
 
     try:

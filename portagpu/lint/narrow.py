@@ -7,7 +7,8 @@ the rules' tokens. Such a block is replaced by blank lines, so every other
 line keeps its number and columns: findings, fixes and suppressions need no
 translation. A block is kept if it mentions any token, or any name that a
 token line binds (`from torch.cuda import synchronize`, `DEV = "cuda"`), so
-aliases defined elsewhere still resolve. Boundaries come from a scan that
+aliases defined elsewhere still resolve; so is a block that calls a top-level
+helper mentioning a token. Boundaries come from a scan that
 skips triple-quoted strings; if the narrowed text does not parse, the engine
 parses the whole file instead (a syntax error keeps its real position)."""
 
@@ -30,8 +31,10 @@ _FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)?|
 _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)")
 _ASSIGN = re.compile(r"[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_DEF_NAME = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 
 MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
+HELPER_LINES = 20  # a def this short that mentions a token is a helper whose callers matter
 
 
 def _lines_with(text: str, tokens: Iterable[str], starts: list[int]) -> set[int]:
@@ -132,10 +135,14 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     names = bound_names(text, tokens, starts, token_lines)
     # a multi-line top-level assignment (CONFIGS = [\n triton.Config(..., num_warps=8),\n])
     # binds its name even though the token sits on a later line
+    # and so does a short top-level helper that mentions a token (`def _smi(): return "nvidia-smi"`)
     for line in token_lines:
         at = bisect.bisect_right(heads, line) - 1
         if at >= 0 and heads[at] != line:
-            m = _ASSIGN.match(lines[heads[at] - 1])
+            head_line = lines[heads[at] - 1]
+            m = _ASSIGN.match(head_line)
+            if m is None and at + 1 < len(heads) and heads[at + 1] - heads[at] <= HELPER_LINES:
+                m = _DEF_NAME.match(head_line)
             if m:
                 names.add(m.group(1))
     names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))

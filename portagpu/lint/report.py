@@ -48,12 +48,19 @@ def _fixable(finding: Finding) -> bool:
     return finding.fix is not None and finding.fix.applicability == "safe" and bool(finding.fix.edits)
 
 
+def _where(f: Finding, sep: str = ":") -> str:
+    """line:col, or `cell N:line:col` in a notebook (as ruff prints it)."""
+    if f.cell is not None:
+        return f"cell {f.cell[0]}{sep}{f.cell[1]}{sep}{f.cell[2]}"
+    return f"{f.line}{sep}{f.col}"
+
+
 def format_text(findings: Sequence[Finding], style: Style, *, show_fixes: bool = False) -> str:
     lines = []
     for f in findings:
         mark = f" {style.cyan('[*]')}" if _fixable(f) else ""
         lines.append(
-            f"{style.bold(f.path)}{style.cyan(':')}{f.line}{style.cyan(':')}{f.col}{style.cyan(':')} "
+            f"{style.bold(f.path)}{style.cyan(':')}{_where(f, style.cyan(':'))}{style.cyan(':')} "
             f"{style.red(f.code)}{mark} {f.message}"
         )
         if show_fixes and f.fix is not None:
@@ -68,11 +75,11 @@ def format_grouped(findings: Sequence[Finding], style: Style, *, show_fixes: boo
         by_path[f.path].append(f)
     blocks = []
     for path, group in by_path.items():
-        width = max(len(f"{f.line}:{f.col}") for f in group)
+        width = max(len(_where(f)) for f in group)
         rows = [style.bold(style._wrap("4", path)) + ":"]
         for f in group:
             mark = f" {style.cyan('[*]')}" if _fixable(f) else ""
-            rows.append(f"  {f'{f.line}:{f.col}'.ljust(width)} {style.red(f.code)}{mark} {f.message}")
+            rows.append(f"  {_where(f).ljust(width)} {style.red(f.code)}{mark} {f.message}")
             if show_fixes and f.fix is not None:
                 rows.append(f"  {' ' * width}   {style.dim('fix:')} {f.fix.message}")
         blocks.append("\n".join(rows))
@@ -110,6 +117,7 @@ def finding_json(f: Finding, rules: dict[str, Rule]) -> dict:
         "severity": f.severity,
         "targets": list(rule.targets) if rule else [],
         "fix": _fix_json(f.fix),
+        **({"cell": {"number": f.cell[0], "line": f.cell[1], "column": f.cell[2]}} if f.cell is not None else {}),
     }
 
 

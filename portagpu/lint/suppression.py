@@ -152,7 +152,7 @@ def add_noqa(text: str, findings: Iterable[Finding], language: str) -> str:
             body = body[:start] + ", ".join(merged) + body[end:]
         else:
             comment = f"noqa: {', '.join(sorted(codes))}"
-            if language == "python":
+            if language in ("python", "deps"):
                 body = f"{body}  # {comment}"
             elif body.endswith("\\"):  # inside a C macro: keep the continuation
                 body = f"{body[:-1].rstrip()} /* {comment} */ \\"

@@ -139,3 +139,17 @@ def test_diagnostics_are_on_request_and_leave_the_text_alone(name):
         (w["line"], w["before"]) for w in diagnosed.report.warp_rewrites]
     assert {w["rule"] for w in plain.report.warp_rewrites} <= set(FINDERS)
     assert plain.report.unconverted == [] and plain.report.libraries == []
+
+
+def test_a_fractional_warp_count_stays_fractional():
+    # `blockDim.x / 32.f` counts a partial last warp: an integer warp width
+    # there would drop it, so the rewrite keeps the division in float
+    source = (
+        "__device__ float f(const float* s, float v) {\n"
+        "  int lane = threadIdx.x % warpSize;\n"
+        "  return threadIdx.x < blockDim.x / 32.f ? s[lane] : v;\n"
+        "}\n"
+    )
+    body = _body(translate(source, engine="builtin", diagnose=True).text)
+    assert "blockDim.x / ((float)PORTAGPU_WARP_SIZE)" in body
+    assert "32.f" not in body

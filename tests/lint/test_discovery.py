@@ -67,6 +67,15 @@ def test_force_exclude_applies_to_named_paths(tmp_path, monkeypatch):
     assert _names(discover(named, root=tmp_path, exclude=["vendor/"], force_exclude=True)) == ["a.py"]
 
 
+def test_named_folder_is_linted_even_if_config_excludes_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _touch(tmp_path, "demo/app.py", "demo/sub/k.cu", "demo/.venv/v.py", "other.py")
+    assert _names(discover(["demo"], root=tmp_path, exclude=["demo/"])) == ["demo/app.py", "demo/sub/k.cu"]
+    assert _names(discover(["demo"], root=tmp_path, exclude=["demo/"], force_exclude=True)) == []
+    # walking the project still honours the exclusion
+    assert _names(discover(["."], root=tmp_path, exclude=["demo/"])) == ["other.py"]
+
+
 def test_symlink_loops_are_one_diagnostic_each(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _touch(tmp_path, "pkg/a.py")

@@ -19,7 +19,8 @@ def test_lint_text_dispatches_and_reports_parse_failure(toy):
     found = lint_text("x = 1\ncuda_sync()\n", path="a.py", language="python", rules=rules, settings=LintSettings())
     assert [(f.code, f.line, f.col) for f in found] == [("TX101", 2, 1)]
     broken = lint_text("print 'py2'\ncuda_sync()\n", path="b.py", language="python", rules=rules, settings=LintSettings())
-    assert [f.code for f in broken] == ["PG901"]
+    # PG901, and what is still visible once the offending line is set aside
+    assert [(f.code, f.line) for f in broken] == [("PG901", 1), ("TX101", 2)]
     assert broken[0].line == 1 and "b.py" == broken[0].path
 
 

@@ -38,11 +38,15 @@ def test_isolated_ignores_every_configuration_file(project, run_cli):
 
 
 def test_unsafe_fixes_apply_suggestions_only_when_asked(project, run_cli):
-    code, out, _ = run_cli("lint", "--no-cache", "--fix", "a.py")
-    assert (project / "a.py").read_text() == SYNC and code == 1
+    scaler = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"  # a suggestion with an edit
+    (project / "s.py").write_text(scaler)
+    code, out, _ = run_cli("lint", "--no-cache", "--fix", "s.py")
+    assert (project / "s.py").read_text() == scaler and code == 1
     assert "--unsafe-fixes" in out  # says that a fix is there to be had
-    code, out, err = run_cli("lint", "--no-cache", "--fix", "--unsafe-fixes", "a.py")
-    assert (project / "a.py").read_text() == "import torch\ntorch.accelerator.synchronize()\n", err
+    code, out, err = run_cli("lint", "--no-cache", "--fix", "--unsafe-fixes", "s.py")
+    assert (project / "s.py").read_text() == scaler.replace(
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+    ), err
     assert code == 0 and "Fixed 1" in out
 
 
@@ -84,7 +88,7 @@ def test_per_file_ignores_needs_pattern_and_codes(project, run_cli):
 
 @pytest.mark.parametrize("report", ["missing/r.json", "gen"])
 def test_report_path_is_checked_before_anything_is_written(project, run_cli, report):
-    (project / "c.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    (project / "c.py").write_text("import torch\nctx = torch.cuda.amp.autocast()\n")
     code, _, err = run_cli("lint", "--no-cache", "--fix", "-o", report, "c.py")
     assert code == 2 and report in err and "internal error" not in err
     assert "torch.cuda.amp" in (project / "c.py").read_text()  # not fixed

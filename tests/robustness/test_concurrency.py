@@ -12,7 +12,7 @@ from pathlib import Path
 
 from portagpu.lint.cache import decode
 
-AMP = "import torch\nscaler_{i} = torch.cuda.amp.GradScaler()\n\ndef f_{i}(x, device):\n    return x.cuda()\n"
+AMP = "import torch\nctx_{i} = torch.cuda.amp.autocast()\n\ndef f_{i}(x, device):\n    return x.cuda()\n"
 
 
 def _tree(folder: Path, files: int) -> None:
@@ -38,7 +38,7 @@ def test_concurrent_fix_runs_fix_each_file_once(tmp_path):
     for i in range(12):
         text = (tmp_path / f"m{i:02d}.py").read_text()
         assert text == AMP.format(i=i).replace(
-            "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+            "torch.cuda.amp.autocast()", 'torch.amp.autocast("cuda")'
         ).replace("x.cuda()", "x.to(device)"), text
         ast.parse(text)
     for run, (_, err) in zip(runs, outputs, strict=True):

@@ -15,8 +15,8 @@ import pytest
 from portagpu import fileio
 from portagpu.lint import runner
 
-FIXABLE = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
-FIXED = 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
+FIXABLE = "import torch\nctx = torch.cuda.amp.autocast()\n"
+FIXED = 'import torch\nctx = torch.amp.autocast("cuda")\n'
 NOQA = "import torch\ntorch.cuda.synchronize()\n"
 
 

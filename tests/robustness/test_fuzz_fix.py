@@ -52,14 +52,15 @@ ODD = [
 ]
 
 PY_FIXABLE = [
-    "scaler = torch.cuda.amp.GradScaler()",
-    "scaler = torch.cuda.amp.GradScaler(enabled=True)",
+    "ctx = torch.cuda.amp.autocast()",
+    "with torch.cuda.amp.autocast(enabled=True):\n    y = 1",
     "def step(model, x, device):\n    return model(x.cuda())",
     "def step(x, device):\n    y = x.to('cuda')\n    return y.cuda(non_blocking=True)",
     "@torch.cuda.amp.autocast()\ndef fwd(x):\n    return x",
     "class Net:\n    def go(self, x, device):\n        return x.cuda()",
 ]
 PY_OTHER = [
+    "scaler = torch.cuda.amp.GradScaler()",  # a suggestion (needs torch 2.3+): left alone by --fix
     "torch.cuda.synchronize()",
     "n = torch.cuda.device_count()",
     "d = torch.device('cuda')",

@@ -11,6 +11,8 @@ import pytest
 
 from portagpu.lines import line_starts, split_lines, strip_ending
 
+# a safe fix (the deprecated autocast, called with no argument)
+AMP, AMP_FIXED = "torch.cuda.amp.autocast()", 'torch.amp.autocast("cuda")'
 ODD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 
 
@@ -26,20 +28,18 @@ def test_split_lines_breaks_only_where_python_does(odd):
 
 @pytest.mark.parametrize("odd", ["\x0c", "\x85", "\u2028", "\x1c"])
 def test_fix_lands_on_its_line_after_an_odd_character(lint_tree, tmp_path: Path, odd):
-    text = f"import torch\n# page{odd}one\n\n# page two\nscaler = torch.cuda.amp.GradScaler()\n"
+    text = f"import torch\n# page{odd}one\n\n# page two\nctx = {AMP}\n"
     result = lint_tree({"a.py": text}, fix=True)
     fixed = (tmp_path / "a.py").read_text(encoding="utf-8")
     assert result.fixed == 1, result.errors
-    assert fixed == text.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+    assert fixed == text.replace(AMP, AMP_FIXED)
     ast.parse(fixed)
 
 
 def test_form_feed_page_break_line(lint_tree, tmp_path: Path):
-    text = "import torch\n\x0c\n# page two\nscaler = torch.cuda.amp.GradScaler()\n"
+    text = f"import torch\n\x0c\n# page two\nctx = {AMP}\n"
     lint_tree({"a.py": text}, fix=True)
-    assert (tmp_path / "a.py").read_text() == text.replace(
-        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
-    )
+    assert (tmp_path / "a.py").read_text() == text.replace(AMP, AMP_FIXED)
 
 
 @pytest.mark.parametrize("odd", ["\x0c", "\u2028", "\x85"])
@@ -92,7 +92,7 @@ def test_cuda_positions_and_noqa_follow_the_same_model(lint_tree, tmp_path: Path
 
 
 def test_backslash_continuation_with_cr_endings(lint_tree, tmp_path: Path):
-    text = "import torch\rx = 1 + \\\r    torch.cuda.device_count()\r"
+    text = "import torch\rx = 1 + \\\r    torch.cuda.current_device()\r"
     result = lint_tree({"e.py": text}, add_noqa_comments=True)
     assert result.noqa_added == 1
     new = (tmp_path / "e.py").read_bytes().decode()
@@ -151,3 +151,30 @@ def test_hipify_rewrite_replaces_the_literal_after_odd_characters(
     assert new.endswith(split_lines(text, keepends=True)[-1])
     assert isinstance(tree.body[-1], ast.Assign)
     assert "5:29 PG501" in out  # reported at the Python file's line and column
+
+
+def test_notebook_cell_lines_follow_the_model(lint_tree):
+    import json
+
+    cell = "import torch\n# a\x0cb \u2028 c\ntorch.cuda.synchronize()\n"
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "source": cell.splitlines(keepends=True)[:0] or [cell],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    result = lint_tree({"n.ipynb": json.dumps(notebook)})
+    codes = [f.code for f in result.findings]
+    assert "PG901" not in codes and "PG101" in codes, result.findings
+
+
+def test_python2_salvage_counts_lines_as_python(lint_tree):
+    text = "print 'hello'\n# a\x0cb\u2028c\nimport torch\ntorch.cuda.synchronize()\n"
+    result = lint_tree({"old.py": text})
+    assert ("PG101", 4) in [(f.code, f.line) for f in result.findings], result.findings

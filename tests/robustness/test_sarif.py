@@ -50,7 +50,7 @@ def test_short_descriptions_are_filled():
         text = entry["shortDescription"]["text"]
         rule = next(r for r in rules if r.id == entry["id"])
         names = re.findall(r"\{(\w+)\}", rule.message)
-        assert text and "{" not in text and len(text) <= 200, (rule.id, text)
+        assert text and not re.search(r"\{\w+\}", text) and len(text) <= 200, (rule.id, text)
         for name in names:  # the placeholder's bare name is not left behind
             assert f"`{name}`" not in text and f"`{name}()`" not in text, (rule.id, text)
 

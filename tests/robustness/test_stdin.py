@@ -13,7 +13,7 @@ import pytest
 from portagpu.cli import main
 
 SYNC = b"import torch\ntorch.cuda.synchronize()\n"
-AMP = b"import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+AMP = b"import torch\nctx = torch.cuda.amp.autocast()\n"
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_a_latin1_file_with_its_coding_cookie(run_stdin):
     code, out, err = run_stdin(["--stdin-filename", "a.py"], data)
     assert code == 1 and b"PG104" in out and "internal error" not in err, (out, err)
     code, out, err = run_stdin(["--stdin-filename", "a.py", "--fix"], data)
-    assert out == data.replace(b"torch.cuda.amp.GradScaler()", b'torch.amp.GradScaler("cuda")'), err
+    assert out == data.replace(b"torch.cuda.amp.autocast()", b'torch.amp.autocast("cuda")'), err
 
 
 def test_undecodable_input_is_a_diagnostic(run_stdin):
@@ -70,7 +70,7 @@ def test_report_file(run_stdin, tmp_path):
 def test_diff(run_stdin):
     code, out, _ = run_stdin(["--stdin-filename", "a.py", "--diff"], AMP)
     assert code == 1
-    assert b'-scaler = torch.cuda.amp.GradScaler()\n+scaler = torch.amp.GradScaler("cuda")' in out
+    assert b'-ctx = torch.cuda.amp.autocast()\n+ctx = torch.amp.autocast("cuda")' in out
 
 
 def test_add_noqa_prints_the_annotated_source(run_stdin):
@@ -88,4 +88,4 @@ def test_statistics(run_stdin):
 def test_fix_keeps_crlf_and_bom(run_stdin):
     data = b"\xef\xbb\xbf" + AMP.replace(b"\n", b"\r\n")
     _, out, _ = run_stdin(["--stdin-filename", "a.py", "--fix"], data)
-    assert out == data.replace(b"torch.cuda.amp.GradScaler()", b'torch.amp.GradScaler("cuda")')
+    assert out == data.replace(b"torch.cuda.amp.autocast()", b'torch.amp.autocast("cuda")')

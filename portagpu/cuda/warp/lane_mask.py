@@ -30,7 +30,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     reported: set[int] = set()
     for name, call in unit.calls(MASK_SYNC_FUNCTIONS):
         args = call_args(call)
-        if not args:
+        if not args or unit.is_guarded(call.start_byte):
+            # a call in HIP-guarded code says nothing about the constant it uses
             continue
         mask = unwrap(args[0])
         literal = is_full_mask_32(mask)
@@ -59,7 +60,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 yield hit
 
     for ident, node in unit.macros.items():
-        if not MASK_NAME.match(ident) or node.start_byte in reported:
+        if not MASK_NAME.match(ident) or node.start_byte in reported or _used_here(unit, ident):
+            # used in this file: only its (unguarded) uses above could make it a finding
             continue
         value = macro_is_full_mask_32(unit, ident)
         if value:
@@ -87,6 +89,10 @@ def _initializer_replacement(decl) -> str | None:
     if decl is not None and decl.type == "declaration" and is_32bit_declaration(decl):
         return None
     return REPLACEMENT
+
+
+def _used_here(unit: CudaUnit, ident: str) -> bool:
+    return len(re.findall(rf"\b{re.escape(ident)}\b", unit.text)) > 1
 
 
 def _macro_hit(node, ident: str, value: str, func: str) -> Hit | None:
