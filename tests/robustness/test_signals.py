@@ -68,12 +68,18 @@ def _wait_gone(pids: set[int], seconds: float) -> set[int]:
     return {p for p in pids if _alive(p)}
 
 
-@linux_only
-def test_ctrl_c_stops_the_run_fast_with_exit_130_and_no_orphans(tmp_path):
-    _tree(tmp_path, files=24, lines=6000)
-    proc = _start_lint(tmp_path)
+def _busy_run(folder: Path) -> tuple[subprocess.Popen, set[int]]:
+    """A `portagpu lint -j 2` whose workers are parsing now, and their pids."""
+    _tree(folder, files=24, lines=6000)
+    proc = _start_lint(folder)
     workers = _children(proc.pid)
     assert workers
+    return proc, workers
+
+
+@linux_only
+def test_ctrl_c_stops_the_run_fast_with_exit_130_and_no_orphans(tmp_path):
+    proc, workers = _busy_run(tmp_path)
     sent = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
     try:
@@ -91,10 +97,7 @@ def test_ctrl_c_stops_the_run_fast_with_exit_130_and_no_orphans(tmp_path):
 
 @linux_only
 def test_kill_9_of_the_parent_takes_the_workers_with_it(tmp_path):
-    _tree(tmp_path, files=24, lines=6000)
-    proc = _start_lint(tmp_path)
-    workers = _children(proc.pid)
-    assert workers
+    proc, workers = _busy_run(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     left = _wait_gone(workers, 3.0)
