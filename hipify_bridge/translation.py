@@ -28,6 +28,7 @@ from portagpu.hipify_bridge.warp_fixes import FIXERS, ByteEdit
 
 from portagpu.cuda.unit import CudaUnit, Hit
 from portagpu.cuda.warp import FINDERS
+from portagpu.lines import split_lines
 
 HEADER_NAME = "portagpu_hip_compat.h"
 NEEDS_HEADER = ("PORTAGPU_", "_sync", "__activemask", "__syncwarp")
@@ -89,23 +90,26 @@ class _Found:
     label: str  # what the report names: rule id, or checker name without diagnose
     hit: Hit
     message: str = ""
+    unit: CudaUnit | None = None  # where the hit was found: the source or its macro bodies
 
 
 def _warp_constructs(unit: CudaUnit) -> Iterator[_Found]:
-    """The rewritable constructs, in rule-id order as lint lists them."""
-    for name, find in FINDERS.items():
-        for hit in unit.unguarded(find(unit, {})):
-            yield _Found(name, name, hit)
+    """The rewritable constructs, in rule-id order as lint lists them, in
+    the source and in the bodies of its function-like macros."""
+    for part in unit.units():
+        for name, find in FINDERS.items():
+            for hit in part.unguarded(find(part, {})):
+                yield _Found(name, name, hit, unit=part)
 
 
 def _diagnosed(unit: CudaUnit) -> Iterator[_Found]:
     """Every CUDA rule's hits, with the rule's id and message."""
     from portagpu.lint.catalogue import load_catalogue
-    from portagpu.lint.cuda.analysis import format_message, run_rules
+    from portagpu.lint.cuda.analysis import format_message, run_rules_by_unit
 
     rules = [r for r in load_catalogue() if r.language == "cuda"]
-    for rule, hit in run_rules(unit, rules):
-        yield _Found(rule.checker, rule.id, hit, format_message(rule, hit.values))
+    for part, rule, hit in run_rules_by_unit(unit, rules):
+        yield _Found(rule.checker, rule.id, hit, format_message(rule, hit.values), part)
 
 
 def _apply(data: bytes, edits: list[ByteEdit]) -> bytes:
@@ -145,7 +149,7 @@ def _needs_header(unit: Any) -> bool:
 
 def _insert_header(text: str, header: str) -> str:
     """After a leading `#pragma once`, else at the top."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     for i, line in enumerate(lines[:50]):
         if line.strip() == "#pragma once":
             return "".join(lines[: i + 1]) + header + "".join(lines[i + 1:])
@@ -190,7 +194,10 @@ def translate(
         hit = found.hit
         line, col = unit.index.position(hit.start)
         fixer = FIXERS.get(found.checker)
-        planned = fixer(unit, hit) if fixer is not None else None
+        part = found.unit or unit
+        planned = fixer(part, hit) if fixer is not None else None
+        if planned and not all(part.editable(e.start, e.end) for e in planned):
+            planned = None  # it would break a macro's continuation line: reported instead
         before = unit.index.data[hit.start:hit.end].decode("utf-8", "replace")
         fresh = [e for e in planned or () if e not in edits]  # two rules may widen one type
         if planned and not any(_overlaps(e, edits) for e in fresh):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -35,6 +36,12 @@ def register(subparsers: Any) -> None:
         "--check",
         action="store_true",
         help="compile the original with nvcc and the HIP result with hipcc for gfx90a and gfx1030",
+    )
+    p.add_argument(
+        "--allow-skip",
+        action="store_true",
+        help="with --check, exit 0 even when no compiler was found (by default a "
+        "check that compiled nothing fails)",
     )
     p.add_argument(
         "--targets",
@@ -136,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
     if args.inplace and args.output:
         print("portagpu: error: --inplace and -o are exclusive", file=sys.stderr)
         return EXIT_ERROR
+    if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
+        # checked before anything is written: every output would fail on it
+        print(f"portagpu: error: -o {args.output}: not a folder", file=sys.stderr)
+        return EXIT_ERROR
     options = HipifyOptions(
         output=args.output,
         inplace=args.inplace,
@@ -156,4 +167,14 @@ def run(args: argparse.Namespace) -> int:
         print_text(results, total)
     if total["errors"]:
         return EXIT_ERROR
-    return EXIT_FAILED if total["checks"]["failed"] else EXIT_OK
+    checks = total["checks"]
+    ran = sum(checks.values())
+    if args.check and ran and checks["skipped"] == ran and not args.allow_skip:
+        # a pre-commit hook must not pass vacuously on a machine with no compiler
+        print(
+            "portagpu: error: --check compiled nothing: neither nvcc nor hipcc is on PATH "
+            "(install hipcc, or pass --allow-skip to accept)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return EXIT_FAILED if checks["failed"] else EXIT_OK

@@ -6,29 +6,14 @@ absent), so asking twice costs as much as parsing saves. One `str.find` per
 token beats one regex alternation over all of them here (measured on torch's
 tree: 1.2 s against 2.0 s; a trie-shaped alternation ties with `find`).
 
-Lines are counted as Python counts them: a line ends at `\\r\\n`, `\\r` or
-`\\n` (never `str.splitlines`, which also breaks at form feeds)."""
+Lines are counted as Python counts them (portagpu.lines)."""
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import re
 
-_SPLIT_KEEP = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")  # after \n, and after a \r not before \n
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of `text` with their endings, as Python counts them."""
-    if "\r" in text:
-        parts = _SPLIT_KEEP.split(text)
-        return parts[:-1] if parts and not parts[-1] else parts
-    lines = text.splitlines(keepends=True)  # C speed; exact unless other breaks occur
-    if len(lines) == text.count("\n") + (text[-1:] not in ("", "\n")):
-        return lines
-    parts = text.split("\n")
-    last = parts.pop()
-    return [p + "\n" for p in parts] + ([last] if last else [])
+from portagpu.lines import split_lines
 
 
 class TokenLines:
@@ -43,7 +28,7 @@ class TokenLines:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = split_lines(self.text)
+            self._lines = split_lines(self.text, keepends=True)
         return self._lines
 
     @property

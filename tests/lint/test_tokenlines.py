@@ -1,14 +1,15 @@
 """The shared token index (portagpu/lint/tokenlines.py): Python's line model,
 one search per token, and a narrowed text's hits without a new search."""
 
+from portagpu.lines import split_lines
 from portagpu.lint import tokenlines
 from portagpu.lint.narrow import narrow
-from portagpu.lint.tokenlines import TokenLines, split_lines
+from portagpu.lint.tokenlines import TokenLines
 
 
 def test_lines_end_only_at_cr_lf_crlf():
     text = "a\x0cb\r\ncuda\rx\x85cuda\n\u2028cuda"
-    assert split_lines(text) == ["a\x0cb\r\n", "cuda\r", "x\x85cuda\n", "\u2028cuda"]
+    assert split_lines(text, keepends=True) == ["a\x0cb\r\n", "cuda\r", "x\x85cuda\n", "\u2028cuda"]
     assert TokenLines(text).of("cuda") == [2, 3, 4]
     assert TokenLines("").of("cuda") == [] and not TokenLines("x").has("")
 
