@@ -48,6 +48,7 @@ def _start_lint(folder: Path) -> subprocess.Popen:
         [sys.executable, "-m", "portagpu", "lint", "--no-cache", "-j", "2", "-q", str(folder)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        cwd=folder,  # `-m` puts the cwd on sys.path: never the repo's unmapped portagpu/
         start_new_session=True,  # its own process group, as a terminal gives a job
     )
     deadline = time.monotonic() + 60
