@@ -40,6 +40,7 @@ from portagpu.cuda.unit import (
 )
 from portagpu.cuda.warp import FINDERS
 from portagpu.cuda.warp.common import SHUFFLES, is_full_mask_32
+from portagpu.lines import split_lines
 
 HEADER_NAME = "portagpu_hip_compat.h"
 NEEDS_HEADER = ("PORTAGPU_", "_sync", "__activemask", "__syncwarp")
@@ -131,21 +132,24 @@ class _Found:
     label: str  # what the report names: rule id, or checker name without diagnose
     hit: Hit
     message: str = ""
+    unit: CudaUnit | None = None  # where the hit was found: the source or its macro bodies
 
 
 def _warp_constructs(unit: CudaUnit) -> Iterator[_Found]:
-    """The rewritable constructs, in rule-id order as lint lists them."""
-    for name, find in FINDERS.items():
-        for hit in unit.unguarded(find(unit, {})):
-            yield _Found(name, name, hit)
+    """The rewritable constructs, in rule-id order as lint lists them, in
+    the source and in the bodies of its function-like macros."""
+    for part in unit.units():
+        for name, find in FINDERS.items():
+            for hit in part.unguarded(find(part, {})):
+                yield _Found(name, name, hit, unit=part)
 
 
 def _diagnosed(unit: CudaUnit) -> Iterator[_Found]:
     """Every CUDA rule's hits, with the rule's id and message."""
-    from portagpu.lint.cuda.analysis import format_message, run_rules
+    from portagpu.lint.cuda.analysis import format_message, run_rules_by_unit
 
-    for rule, hit in run_rules(unit, _cuda_rules()):
-        yield _Found(rule.checker, rule.id, hit, format_message(rule, hit.values))
+    for part, rule, hit in run_rules_by_unit(unit, _cuda_rules()):
+        yield _Found(rule.checker, rule.id, hit, format_message(rule, hit.values), part)
 
 
 def _cuda_rules() -> tuple[Any, ...]:
@@ -195,7 +199,7 @@ def _needs_header(unit: Any) -> bool:
 
 def _insert_header(text: str, header: str) -> str:
     """After a leading `#pragma once`, else at the top."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     for i, line in enumerate(lines[:50]):
         if line.strip() == "#pragma once":
             return "".join(lines[: i + 1]) + header + "".join(lines[i + 1:])
@@ -262,7 +266,10 @@ class _Plan:
         elif checker == "warpsize_constexpr" and model == LOGICAL:
             return True  # every warpSize of a logical32 function reads 32
         fixer = FIXERS.get(checker)
-        planned = fixer(self.unit, found.hit) if fixer is not None else None
+        part = found.unit or self.unit  # the source, or the body of one of its macros
+        planned = fixer(part, found.hit) if fixer is not None else None
+        if planned and not all(part.editable(e.start, e.end) for e in planned):
+            planned = None  # it would break a macro's continuation line: reported instead
         return self.rewrite(found, planned or [])
 
     def _constant_at(self, start: int) -> Any:

@@ -14,12 +14,15 @@ from typing import Any
 
 from portagpu.hipify_bridge.writing import (
     BACKUP_SUFFIX,
+    GENERATED,
     MARKER,
     WriteRefused,
     output_path,
     read_text,
     write_output,
 )
+
+from portagpu.lines import split_lines
 
 PYTHON_SUFFIX = ".py"
 
@@ -87,22 +90,58 @@ class _Run:
     options: HipifyOptions
     scratch: str  # dry-run and embedded sources are compiled from here
     pending: list[_Check] = field(default_factory=list)
+    inputs: set[str] = field(default_factory=set)  # real paths of every input file
+
+    def write(self, src: Path, out: Path, text: str, **kwargs: Any) -> None:
+        """write_output, refusing to replace an input unless --inplace
+        writes `src` over itself (then with a .prehip backup)."""
+        real = os.path.realpath(out)
+        if real in self.inputs and not (self.options.inplace and real == os.path.realpath(src)):
+            raise WriteRefused(
+                f"{out}: would replace an input; use --inplace (keeps a {BACKUP_SUFFIX} "
+                "backup) or an -o folder outside the inputs"
+            )
+        from portagpu.fileio import new_file_mode
+
+        write_output(out, text, mode=new_file_mode(like=src), **kwargs)
 
 
 def discover(paths: list[str]) -> tuple[list[tuple[Path, Path]], list[str]]:
     """(file, root it was found under) for each input, in walk order (a
-    folder's files, then its subfolders'), and errors for bad paths."""
+    folder's files, then its subfolders'), and errors for bad paths. Each
+    real file comes once (a symlink and its target, a file named twice), a
+    FIFO or device is an error rather than a read that blocks, and hipify's
+    own outputs (`*.hip.cuh`, or a file that starts with its marker) are
+    not translated again."""
+    from portagpu.fileio import not_regular
     from portagpu.lint import discovery
 
     found: list[tuple[Path, Path]] = []
     errors: list[str] = []
+    seen: set[str] = set()
+
+    def add(path: Path, root: Path, named: bool) -> None:
+        real = os.path.realpath(path)
+        if real not in seen and not is_generated(path, by_content=not named):
+            seen.add(real)
+            found.append((path, root))
+
     for raw in paths:
         root = Path(raw)
-        if not os.path.exists(raw):
+        try:
+            st = os.stat(raw)
+        except FileNotFoundError:
             errors.append(f"{raw}: no such file or directory")
             continue
+        except OSError as exc:
+            errors.append(f"{raw}: {exc.strerror or exc}")
+            continue
         if not root.is_dir():
-            found.append((root, root.parent))
+            why = not_regular(st.st_mode)
+            if why is not None:
+                errors.append(f"{raw}: {why}")
+            else:
+                add(root, root.parent, named=True)
             continue
         top = os.path.abspath(raw)
         files = []
@@ -112,8 +151,29 @@ def discover(paths: list[str]) -> tuple[list[tuple[Path, Path]], list[str]]:
             elif item.language == "cuda" or item.path.endswith(PYTHON_SUFFIX):
                 rel = Path(os.path.relpath(os.path.abspath(item.path), top))
                 files.append((rel.parent.parts, rel.name, root / rel))
-        found += [(path, root) for _, _, path in sorted(files)]
+        for _, _, path in sorted(files):
+            add(path, root, named=False)
     return found, errors
+
+
+_OWN_OUTPUT_SUFFIXES = (".hip.cuh", ".hip.cu", ".hip.h")
+
+
+def is_generated(path: Path, by_content: bool = True) -> bool:
+    """One of hipify's outputs: named like one, or (by_content: found in a
+    folder) starting with its marker, as an --inplace translation does. A file
+    named on the command line is judged by its name only, so a second
+    --inplace run on it still meets the backup that refuses it."""
+    if path.name.endswith(_OWN_OUTPUT_SUFFIXES):
+        return True
+    if not by_content or path.name.endswith(PYTHON_SUFFIX):
+        return False  # a rewritten .py carries no marker; its sources are HIP-guarded
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(300)
+    except OSError:
+        return False
+    return GENERATED.encode() in head
 
 
 def _source_entry(translation: Any, origin: str, line: int | None = None) -> dict[str, Any]:
@@ -196,8 +256,8 @@ def hipify_cuda_units(inputs: list[tuple[Path, Path]], run: _Run) -> list[FileRe
         body = MARKER.format(name=path.name, engine=tr.engine) + layout.text(path)
         try:
             if layout.writes:
-                write_output(
-                    out, body, backup=opts.inplace, may_replace_generated_only=not opts.inplace
+                run.write(
+                    path, out, body, backup=opts.inplace, may_replace_generated_only=not opts.inplace
                 )
                 if opts.header == "include":
                     _copy_header(out.parent)
@@ -402,7 +462,7 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
     except SyntaxError as exc:
         raise ValueError(f"{src}:{exc.lineno}: Python syntax error ({exc.msg}); skipped") from None
     result = FileResult(str(src), "python")
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     replacements: list[tuple[ast.AST, str]] = []
     seen_literals: set[int] = set()
     for source in find_sources(text, tree):
@@ -455,7 +515,8 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
                 if opts.output and src.is_relative_to(root)
                 else src.with_name(name)
             )
-            write_output(
+            run.write(
+                src,
                 out,
                 MARKER.format(name=f"{src.name}:{line}", engine=tr.engine) + tr.text,
                 may_replace_generated_only=True,
@@ -477,7 +538,7 @@ def hipify_python_file(src: Path, root: Path, run: _Run) -> FileResult | None:
             else Path(opts.output)
             / (src.relative_to(root) if src.is_relative_to(root) else Path(src.name))
         )
-        write_output(out, new_text, backup=opts.inplace)
+        run.write(src, out, new_text, backup=opts.inplace)
         result.outputs.append(str(out))
     return result
 
@@ -560,6 +621,7 @@ def hipify_paths(paths: list[str], options: HipifyOptions) -> list[FileResult]:
     with tempfile.TemporaryDirectory(prefix="portagpu-hipify-") as scratch:
         run = _Run(options, scratch)
         files, path_errors = discover(paths)
+        run.inputs = {os.path.realpath(src) for src, _ in files}
         results = [FileResult(e.split(": ", 1)[0], "?", error=e) for e in path_errors]
         cuda = [(src, root) for src, root in files if not src.name.endswith(PYTHON_SUFFIX)]
         if cuda:

@@ -90,13 +90,22 @@ def choose(
     *,
     impls: tuple[str, ...] = ("triton", "torch"),
     fits: str | None = None,
+    empty: bool = False,
 ) -> str:
     """The implementation to run, recorded for `last_impl()`.
 
     `impls` are the implementations this kernel has; `fits` says why the inputs
     suit only the torch reference (None: they suit all). An explicit request
     (argument or PORTAGPU_KERNELS_IMPL) that cannot run raises LaunchError; a
-    table default that cannot run falls back to the torch reference."""
+    table default that cannot run falls back to the torch reference. `empty`:
+    the input has no elements, so no kernel is needed whatever was asked for;
+    the request is still checked, then the torch reference answers (as for
+    every implementation: an empty result has only a shape)."""
+    chosen = _choose(kernel, device, requested, impls, fits)
+    return _record("torch") if empty else chosen
+
+
+def _choose(kernel: str, device: Device, requested: str | None, impls: tuple[str, ...], fits: str | None) -> str:
     explicit = requested or os.environ.get(ENV_IMPL) or None
     if explicit is not None:
         if explicit not in _tuning.IMPLS:

@@ -43,9 +43,9 @@ def _plan(x: Any, shape: tuple[int, ...], weight: Any, bias: Any, eps: float,
         raise LaunchError(f"layer_norm: normalized_shape {shape} does not end x's shape {tuple(x.shape)}")
     device = device_of(x)
     params_ok = all(p is None or (tuple(p.shape) == shape and p.device == x.device) for p in (weight, bias))
-    fits = (None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 and params_ok
-            else "needs a non-empty float tensor and weight/bias of normalized_shape")
-    if _dispatch.choose("layer_norm", device, impl, fits=fits) == "torch":
+    fits = (None if dtype_name(x) in TRITON_FLOATS and params_ok
+            else "needs a float tensor and weight/bias of normalized_shape")
+    if _dispatch.choose("layer_norm", device, impl, fits=fits, empty=x.numel() == 0) == "torch":
 
         def reference(x: Any, weight: Any, bias: Any, out: Any) -> Any:
             _dispatch.record("torch")

@@ -60,11 +60,11 @@ def _plan(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> 
     """What every call with x's shape, dtype, device and layout does."""
     device = device_of(x)
     kernel = "reduce" if dim is None else "reduce_rows"
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
     # CUDA C: float32; its row max has no indices
     cuda_ok = dtype_name(x) == "float32" and not (op == "max" and dim is not None)
     impls = ("triton", "cuda", "torch") if cuda_ok else ("triton", "torch")
-    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits, empty=x.numel() == 0)
     if chosen == "torch":
         reference = sum_reference if op == "sum" else max_reference
 

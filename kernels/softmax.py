@@ -39,8 +39,8 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) 
 def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
     """What every call with x's shape, dtype, device and layout does."""
     device = device_of(x)
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
-    if _dispatch.choose("softmax", device, impl, fits=fits) == "torch":
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
+    if _dispatch.choose("softmax", device, impl, fits=fits, empty=x.numel() == 0) == "torch":
 
         def reference(x: Any, out: Any) -> Any:
             _dispatch.record("torch")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -56,6 +57,12 @@ def register(subparsers: Any) -> None:
         help="a macro for the --check compiles",
     )
     p.add_argument("--std", default=None, help="C++ standard of the --check compiles (c++17)")
+    p.add_argument(
+        "--allow-skip",
+        action="store_true",
+        help="with --check, exit 0 even when no compiler was found (by default a "
+        "check that compiled nothing fails)",
+    )
     p.add_argument(
         "--targets",
         default="gfx90a,gfx1030",
@@ -191,6 +198,10 @@ def run(args: argparse.Namespace) -> int:
     if args.inplace and args.output:
         print("portagpu: error: --inplace and -o are exclusive", file=sys.stderr)
         return EXIT_ERROR
+    if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
+        # checked before anything is written: every output would fail on it
+        print(f"portagpu: error: -o {args.output}: not a folder", file=sys.stderr)
+        return EXIT_ERROR
     options = HipifyOptions(
         output=args.output,
         include_dirs=tuple(args.include_dirs),
@@ -214,4 +225,14 @@ def run(args: argparse.Namespace) -> int:
         print_text(results, total)
     if total["errors"]:
         return EXIT_ERROR
-    return EXIT_FAILED if total["checks"]["failed"] else EXIT_OK
+    checks = total["checks"]
+    ran = sum(checks.values())
+    if args.check and ran and checks["skipped"] == ran and not args.allow_skip:
+        # a pre-commit hook must not pass vacuously on a machine with no compiler
+        print(
+            "portagpu: error: --check compiled nothing: neither nvcc nor hipcc is on PATH "
+            "(install hipcc, or pass --allow-skip to accept)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return EXIT_FAILED if checks["failed"] else EXIT_OK

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from portagpu.cuda.pystrings import Mapped, Pos, literal, placeholder
+from portagpu.lines import split_lines
 
 # callee name -> (positional index, keyword) of each CUDA-source argument, and
 # whether that argument is a whole translation unit or a statement fragment.
@@ -255,7 +256,7 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _callee(node) in SOURCE_ARGS]
     if not calls:
         return  # the names were words in text, not calls: no parent map to build
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # Python's line model, as ast counts
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
     for call in calls:
@@ -359,7 +360,7 @@ def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = 
     found = list(_plainly_cuda_literals(tree))
     if not found:
         return  # the markers sat in comments or prose: no parent map to build
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
     docstrings = _docstrings(tree)

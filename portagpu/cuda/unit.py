@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from portagpu.cuda.parser import LineIndex, parse, text_of, walk
+from portagpu.lines import line_starts_bytes
 
 # Macros whose presence in an #if/#ifdef/#elif condition marks code written for HIP;
 # such a conditional block, with its #else/#elif counterparts, is not a finding.
@@ -62,17 +63,17 @@ def is_switch_condition(condition: str, names: frozenset[str] = frozenset()) -> 
 def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     stack: list[list[Any]] = []  # [chain start, guarded?]
-    offset = 0
-    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    data = text.encode("utf-8", "surrogatepass")
+    starts = line_starts_bytes(data)  # \r\n, \r and \n end a line, as for a compiler
+    ends = [_content_end(data, following) for following in starts[1:]] + [len(data)]
     i = 0
-    while i < len(lines):
-        raw = lines[i]
-        start = offset
+    while i < len(starts):
+        start = starts[i]
+        raw = data[start:ends[i]]
         # join backslash continuations of a directive
-        while raw.endswith(b"\\") and i + 1 < len(lines):
-            offset += len(lines[i]) + 1
+        while raw.endswith(b"\\") and i + 1 < len(starts):
             i += 1
-            raw = raw[:-1] + b" " + lines[i]
+            raw = raw[:-1] + b" " + data[starts[i]:ends[i]]
         line = raw.decode("utf-8", "replace")
         match = _DIRECTIVE.match(line) if "#" in line else None
         if match:
@@ -85,10 +86,16 @@ def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int
             elif kind == "endif" and stack:
                 chain_start, guarded = stack.pop()
                 if guarded:
-                    spans.append((chain_start, offset + len(lines[i])))
-        offset += len(lines[i]) + 1
+                    spans.append((chain_start, ends[i]))
         i += 1
     return spans
+
+
+def _content_end(data: bytes, next_start: int) -> int:
+    """Where a line's text ends, given where the next line starts."""
+    if data[next_start - 2:next_start] == b"\r\n":
+        return next_start - 2
+    return next_start - 1
 
 
 def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -202,6 +209,52 @@ class CudaUnit:
         self.by_type: dict[str, list[Any]] = defaultdict(list)
         for node in walk(self.root):
             self.by_type[node.type].append(node)
+        self.in_macros = False  # True for the unit of macro bodies (macro_unit)
+
+    @cached_property
+    def macro_unit(self) -> CudaUnit | None:
+        """The bodies of function-like `#define`s as code, or None if there are
+        none. tree-sitter keeps a macro body as opaque text, so a shuffle loop
+        written as a macro would go unseen. This unit's text is the original
+        with every byte outside those bodies blanked (line breaks kept), each
+        `#define NAME(params)` turned into `void NAME(){` in the room it
+        leaves, continuation backslashes blanked and a `}` after the body:
+        byte offsets are the original's, so hits, positions and edits carry
+        over unchanged (positions and guards come from the original)."""
+        defs = self.nodes("preproc_function_def")
+        if not defs:
+            return None
+        data = self.index.data
+        out = bytearray(b if b in (10, 13) else 32 for b in data)
+        for node in defs:
+            name, body = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None or body is None:
+                continue
+            head = b"void " + data[name.start_byte:name.end_byte] + b"(){"
+            if len(head) > body.start_byte - node.start_byte:
+                continue
+            out[node.start_byte:node.start_byte + len(head)] = head
+            code = re.sub(rb"\\(?=\r\n|\r|\n)", b" ", data[body.start_byte:body.end_byte])
+            out[body.start_byte:body.end_byte] = code
+            if body.end_byte < len(out):
+                out[body.end_byte] = ord("}")  # over the line break that ends the directive
+            else:
+                out += b"}"
+        unit = CudaUnit(bytes(out).decode("utf-8", "surrogatepass"), self.guard_macros)
+        unit.index, unit.guards, unit.in_macros = self.index, self.guards, True
+        return unit
+
+    def units(self) -> list[CudaUnit]:
+        """This unit, then its macro bodies' (if any): what checkers run over."""
+        return [self] if self.macro_unit is None else [self, self.macro_unit]
+
+    def editable(self, start: int, end: int) -> bool:
+        """May [start, end) be replaced? Not across a line break inside a macro
+        body, where it would drop the continuation backslash."""
+        if not self.in_macros:
+            return True
+        chunk = self.index.data[start:end]
+        return b"\n" not in chunk and b"\r" not in chunk
 
     # -- queries ---------------------------------------------------------------
     def nodes(self, *types: str) -> list[Any]:

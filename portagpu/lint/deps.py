@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from portagpu.lines import split_lines
 from portagpu.lint.model import Finding, Fix, LintSettings, Rule
 
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
@@ -53,7 +54,7 @@ def match_pin(text: str, pins: Iterable[Pin]) -> tuple[Pin, re.Match[str]] | Non
 
 def has_rocm_story(text: str) -> bool:
     """The text names ROCm/HIP outside comments: an AMD extra, index or package."""
-    return any(_ROCM_WORD.search(_COMMENT.sub("", line)) for line in text.splitlines())
+    return any(_ROCM_WORD.search(_COMMENT.sub("", line)) for line in split_lines(text))
 
 
 def vendor_file(path: str) -> bool:
@@ -74,7 +75,7 @@ def vendor_file(path: str) -> bool:
 
 
 def _lines(text: str) -> Iterable[tuple[int, str]]:
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(split_lines(text), 1):
         body = _COMMENT.sub("", line)
         if body.strip():
             yield number, body

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from portagpu.fileio import not_regular
 from portagpu.lint import meta
 from portagpu.lint.source import (
     CUDA_DOUBLE_SUFFIXES,
@@ -61,8 +62,13 @@ class _Ignores:
         import pathspec
 
         lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-        if lines:
-            self._specs.append((os.path.abspath(base), pathspec.GitIgnoreSpec.from_lines(lines)))
+        if not lines:
+            return
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except Exception:  # a line git would not accept either (`!`): skip that line, as git does
+            spec = pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _valid_pattern(ln)])
+        self._specs.append((os.path.abspath(base), spec))
 
     def add_file(self, folder: str) -> None:
         path = os.path.join(folder, ".gitignore")
@@ -90,6 +96,16 @@ class _Ignores:
             if spec.match_file(rel):  # type: ignore[attr-defined]
                 return True
         return False
+
+
+def _valid_pattern(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:  # noqa: BLE001 - pathspec's errors share no base class across versions
+        return False
+    return True
 
 
 def _excluded_explicitly(path: str, user: _Ignores, respect_gitignore: bool) -> bool:
@@ -159,6 +175,10 @@ def discover(
         if force_exclude and _excluded_explicitly(path, user, respect_gitignore):
             continue
         if not os.path.isdir(path):
+            why = not_regular(st.st_mode)
+            if why is not None:  # a FIFO would block the read forever
+                yield Problem(shown, meta.UNREADABLE, why)
+                continue
             yield from emit(os.path.realpath(path), shown, language_of(path) or "python")
             continue
         ignores = _Ignores()
@@ -253,6 +273,13 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
             if language is None:
                 continue
             if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
+                continue
+            if not entry.is_file():  # from the directory entry: no extra system call
+                try:
+                    why = not_regular(entry.stat().st_mode) or "not a regular file"
+                except OSError as exc:
+                    why = exc.strerror or str(exc)
+                yield Problem(_display(path, cwd), meta.UNREADABLE, why)
                 continue
             real = os.path.realpath(path) if link else real_prefix + name
             yield from emit(real, shown_prefix + name, language)

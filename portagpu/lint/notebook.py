@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from portagpu.lines import split_lines
 from portagpu.lint.model import Edit, Finding, Fix, ParseFailure
 
 # cell magics whose body is still Python
@@ -148,7 +149,7 @@ def unwrap(raw: str) -> Notebook:
         for part, where in zip(parts, located, strict=True):
             raw_line, raw_col, ascii = where if where else (key_line, -1, False)
             offset = 0
-            for piece in part.splitlines(keepends=True) or [""]:
+            for piece in split_lines(part, keepends=True) or [""]:
                 lines.append(piece.rstrip("\r\n"))
                 cell_places.append(
                     _Place(number, len(lines), part, offset, raw_line, raw_col, ascii)

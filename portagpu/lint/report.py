@@ -9,6 +9,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from portagpu._version import __version__
 from portagpu.lint.model import ALL_TARGETS, Finding, Fix, Rule
@@ -147,9 +148,24 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _uri(path: str) -> dict:
+    """RFC 3986: a space, `%`, `#`, `?` or a non-ASCII letter in a path is
+    percent-encoded (unencoded, viewers cut the path or read a fragment)."""
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
-    return {"uri": Path(path).as_posix(), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(Path(path).as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+_PLACEHOLDER = re.compile(r"\{\w+\}")
+_SENTENCE_END = re.compile(r"(?<![Ee]\.g\.)(?<![Ii]\.e\.)(?<=[.;])\s+(?=[A-Z`\"])")
+
+
+def short_description(rule: Rule) -> str:
+    """One line for a rule as a whole: its message when that needs no
+    finding's details, else the first sentence of why it breaks."""
+    if not _PLACEHOLDER.search(rule.message):
+        return rule.message
+    first = _SENTENCE_END.split(" ".join(rule.why.split()), maxsplit=1)[0].rstrip(".;:")
+    return first if len(first) <= 200 else first[:197].rstrip() + "..."
 
 
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
@@ -166,7 +182,7 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], errors: Seq
         {
             "id": r.id,
             "name": r.name,
-            "shortDescription": {"text": r.message.replace("{", "").replace("}", "")},
+            "shortDescription": {"text": short_description(r)},
             "fullDescription": {"text": r.why},
             "help": {"text": f"{r.why}\n\nPortable replacement: {r.replacement}"},
             "defaultConfiguration": {"level": SARIF_LEVEL[r.severity]},

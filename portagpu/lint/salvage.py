@@ -13,6 +13,8 @@ import ast
 import re
 from bisect import bisect_right
 
+from portagpu.lines import line_starts, split_lines
+
 MAX_ROUNDS = 32
 _INDENT = re.compile(r"[ \t]*")
 
@@ -42,7 +44,7 @@ def _pass_line(old: str) -> str:
 def blank_bad_lines(text: str) -> tuple[str, set[int]] | None:
     """`text` with the lines Python 3 rejects replaced by `pass`, and their
     numbers; None when a few such replacements do not make it parse."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # as Python numbers the lines
     blanked: set[int] = set()
     if _parses(text) is not None:
         for number, old in enumerate(lines, start=1):
@@ -100,10 +102,8 @@ def string_module(text: str) -> ast.Module:
     enough for the embedded-CUDA checks when the file cannot be parsed."""
     # a first statement that is no string: no literal is taken for a docstring
     body: list[ast.stmt] = [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
-    lines = text.splitlines()
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    lines = split_lines(text)
+    starts = line_starts(text)
     for start, end, source in _string_tokens(text):
         try:
             value = ast.literal_eval(source)

@@ -11,6 +11,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from portagpu.lines import line_starts_bytes
 from portagpu.lint import meta
 
 # .ipynb: Python in a JSON envelope; portagpu/lint/notebook.py unwraps its code cells.
@@ -97,9 +98,8 @@ class Undecodable:
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return line, col
+    starts = line_starts_bytes(data[:offset])
+    return len(starts), offset - starts[-1] + 1
 
 
 def decode_source(data: bytes, language: str = "python") -> str | Undecodable:

@@ -286,6 +286,8 @@ class CudaKernel:
         from portagpu.backends import backend_for
 
         self._can_compile = backend_for(device).cuda_compiler() is not None
+        if not self._can_compile:
+            self.params  # noqa: B018 - the reference path checks against the signature too
         if self._can_compile:
             import cupy
 
@@ -304,7 +306,7 @@ class CudaKernel:
         if device is not self._device:
             self._configure(device)
         if not self._can_compile:
-            self._run_reference(device, args, meta)
+            self._run_reference(device, args, meta, grid, block)
             return
         shared_mem = 0
         if meta:
@@ -334,7 +336,10 @@ class CudaKernel:
             self._patterns.add(pattern)
             self._fast = make_fast_launch(self, args, self._fast or _never) or self._fast
 
-    def _run_reference(self, device: Any, args: tuple, meta: dict) -> None:
+    def _run_reference(self, device: Any, args: tuple, meta: dict, grid: Any = None,
+                       block: Any = None) -> None:
+        """The reference, after the checks a GPU launch would make, so a CPU
+        run refuses what a GPU would (a wrong name, block, grid, argument)."""
         if self.reference is None:
             from portagpu.backends import all_backends, backend_for
 
@@ -345,7 +350,42 @@ class CudaKernel:
                 f"CUDA C source runs on {', '.join(able)}; give CudaKernel(..., reference=fn) "
                 "with a torch/numpy function taking the same arguments to run it here"
             )
-        self.reference(*args, **{k: v for k, v in meta.items() if k != "shared_mem"})
+        launch_dims(grid, block)
+        unknown = sorted(k for k in meta if k != "shared_mem")  # meta is not mutated
+        if unknown:
+            raise LaunchError(f"{self!r}: unknown launch options {unknown}; "
+                              "CUDA kernels take block=, stream=, shared_mem=")
+        self._check_host_args(device, args)
+        self.reference(*args)
+
+    def _check_host_args(self, device: Any, args: tuple) -> None:
+        """`_convert`'s checks where the device reads host memory or is not
+        CUDA: the signature (name, count, scalar types) and that every array
+        is contiguous and in memory this device reads."""
+        from portagpu.backends import backend_for
+
+        params = self.params  # raises when the kernel is not in the source
+        if len(args) != len(params):
+            names = ", ".join(p.name for p in params)
+            raise LaunchError(f"{self!r} takes {len(params)} arguments ({names}), got {len(args)}")
+        torch = sys.modules.get("torch")
+        host_is_device = not backend_for(device).is_gpu
+        for position, (value, param, scalar) in enumerate(zip(args, params, self._scalar_types, strict=True)):
+            if scalar is not None:
+                self._scalar(position, param, scalar, value)
+            elif not param.is_pointer or value is None or type(value) is int:
+                continue  # a type numpy has no name for, NULL, a raw address: as on a GPU
+            elif torch is not None and isinstance(value, torch.Tensor):
+                if value.device.type != device.torch_device.split(":")[0]:
+                    raise self._arg_error(position, param, f"is a torch tensor on {value.device}, "
+                                          f"not on {device.torch_device}")
+                if not value.is_contiguous():
+                    raise self._arg_error(position, param, "is not contiguous: call .contiguous()")
+            elif type(value).__module__ == "numpy" and hasattr(value, "flags") and host_is_device:
+                if not value.flags.c_contiguous:
+                    raise self._arg_error(position, param, "is not C-contiguous: use numpy.ascontiguousarray")
+            else:
+                raise self._arg_error(position, param, self._not_device_array(value))
 
     def _prepare(self, device: Any, index: int) -> _Prepared:
         if index != device.index:

@@ -116,7 +116,15 @@ def test_unreadable_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def fake_os_open(path, *args, **kwargs):  # sources are read with os.open (FIFO-safe)
+        if str(path).endswith("a.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_os_open(path, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
     result = lint_paths([tmp_path], _meta_only(tmp_path))
     assert [(Path(f.path).name, f.code) for f in result.findings] == [("a.py", "PG902")]
     assert "Permission denied" in result.findings[0].message

@@ -32,15 +32,26 @@ def scale_reference(x, out, alpha, n, beta, seed):
     out[:n] = alpha * x[:n] + beta + (seed & 1)
 
 
-@pytest.mark.parametrize("device", ["cpu", "mps"])
-def test_reference_runs_without_a_cuda_compiler(use_device, device):
-    use_device(device)
+def test_reference_runs_without_a_cuda_compiler(use_device):
+    use_device("cpu")
     n = int(np.random.randint(10, 500))
     x = torch.randn(n)
     out = torch.full((n,), float("nan"))
     kernel = portagpu.CudaKernel(SOURCE, "scale", reference=scale_reference)
     portagpu.launch(kernel, ((n + 127) // 128,), x, out, 0.5, n, 0.25, 3, block=(128,))
     torch.testing.assert_close(out, 0.5 * x + 0.25 + 1)
+
+
+def test_reference_on_a_gpu_refuses_host_memory(use_device):
+    """MPS runs the reference too, but like a CUDA GPU it reads its own
+    memory: CPU tensors and numpy arrays are refused before it runs
+    (issue 13 item 15: a CPU-only CI must refuse what a GPU would)."""
+    use_device("mps")
+    kernel = portagpu.CudaKernel(SOURCE, "scale", reference=scale_reference)
+    with pytest.raises(LaunchError, match="is a torch tensor on cpu, not on mps"):
+        portagpu.launch(kernel, (1,), torch.randn(8), torch.zeros(8), 0.5, 8, 0.25, 3)
+    with pytest.raises(LaunchError, match="numpy array in host memory"):
+        portagpu.launch(kernel, (1,), np.ones(8, np.float32), torch.zeros(8), 0.5, 8, 0.25, 3)
 
 
 def test_reference_takes_numpy_arrays(use_device):

@@ -7,6 +7,7 @@ for .cu files, or through a locator for sources embedded in Python.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -42,13 +43,28 @@ def format_message(rule: Rule, values: dict[str, Any]) -> str:
 
 
 def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
-    hits: list[tuple[Rule, Hit]] = []
-    for rule in cuda_rules(rules):
-        if rule.tokens and not any(token in unit.text for token in rule.tokens):
-            continue  # the rule's pre-scan, per source: none of its words here
-        checker = registry.get(rule.checker)
-        assert checker is not None
-        hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
+    return [(rule, hit) for _, rule, hit in run_rules_by_unit(unit, rules)]
+
+
+def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaUnit, Rule, Hit]]:
+    """Each hit with the unit it was found in: the source, or the bodies of
+    its function-like macros (unit.macro_unit). A macro hit whose edit would
+    cross a continuation line keeps no replacement."""
+    hits: list[tuple[CudaUnit, Rule, Hit]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for part in unit.units():
+        for rule in cuda_rules(rules):
+            if rule.tokens and not any(token in part.text for token in rule.tokens):
+                continue  # the rule's pre-scan, per source: none of its words here
+            checker = registry.get(rule.checker)
+            assert checker is not None
+            for hit in part.unguarded(checker(part, rule)):
+                if (rule.id, hit.start, hit.end) in seen:
+                    continue
+                seen.add((rule.id, hit.start, hit.end))
+                if hit.replacement is not None and not part.editable(hit.start, hit.end):
+                    hit = dataclasses.replace(hit, replacement=None)
+                hits.append((part, rule, hit))
     return hits
 
 

@@ -16,6 +16,7 @@ import ast
 import gc
 from collections.abc import Sequence
 
+from portagpu.lint import tokenlines
 from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
 from portagpu.lint.python import registry
 from portagpu.lint.python.context import Context
@@ -99,12 +100,13 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
     imports = _collect_imports(source, tree)
     dispatch: dict[type, list] = {}
     words: set[str] = set()
+    mentions = tokenlines.for_text(text).has  # rules share tokens: each is searched once
     for rule in rules:
         found = registry.get(rule.checker)
         if found is None:
             continue  # the engine validates checker names; unknown ones are inert here
         extra = rule.options.get("extra_tokens", ())
-        if rule.tokens and not any(token in text for token in (*rule.tokens, *extra)):
+        if rule.tokens and not any(mentions(token) for token in (*rule.tokens, *extra)):
             continue  # the rule's own pre-scan, per file (as the CUDA side does per source)
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))

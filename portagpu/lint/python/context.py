@@ -24,6 +24,7 @@ from portagpu.lint.python.source import Source
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
+_DEL = re.compile(r"\bdel\b")
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 _FALLBACK_ERRORS = frozenset(("ImportError", "ModuleNotFoundError", "AttributeError"))
 _ASSIGNED = re.compile(r"\s*(\w+)\s*(?::[^=]*)?=(?!=)")
@@ -62,6 +63,7 @@ class Context:
         self.memo: dict[str, Any] = {}  # per-file caches of checkers
         self.findings: list[Finding] = []
         self._seen: set[tuple[int, int, str]] = set()
+        self._bindings = None  # bindings.Bindings, built on first need
 
     # -- queries for checkers -------------------------------------------------
     def qualify(self, node: ast.AST) -> str | None:
@@ -101,14 +103,14 @@ class Context:
         return any(w in text and _word_pattern(w).search(text) for w in words)
 
     def bound_in_scope(self, names: Sequence[str], node: ast.AST) -> str | None:
-        """First of `names` bound before `node` in its function or at module level."""
-        line = getattr(node, "lineno", 0)
-        for scope in reversed(self.stack):
-            if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
-                found = _bound_names(scope, names, line)
-                if found:
-                    return found
-        return _bound_names(self.tree, names, line, top_level_only=True)
+        """First of `names` definitely bound where `node` (the node being
+        checked) runs: a safe fix may use it without risking a NameError."""
+        if self._bindings is None:
+            from portagpu.lint.python.bindings import Bindings
+
+            self._bindings = Bindings(self.tree, may_delete=_DEL.search(self.source.text) is not None)
+        path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
+        return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
     def assigned_value(self, name: ast.Name) -> ast.expr | None:
         """The value last assigned to `name` (plain `name = ...`) before its use,
@@ -387,29 +389,6 @@ class Context:
 def _word_pattern(word: str) -> re.Pattern[str]:
     tail = "(?![A-Za-z0-9])" if word[-1:].isalnum() else ""
     return re.compile("(?<![A-Za-z0-9])" + re.escape(word) + tail)
-
-
-def _bound_names(scope: ast.AST, names: Sequence[str], before: int, top_level_only: bool = False):
-    if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
-        args = scope.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None and arg.arg in names:
-                return arg.arg
-        if isinstance(scope, ast.Lambda):
-            return None
-    nodes = scope.body if top_level_only else ast.walk(scope)
-    for node in nodes:
-        if isinstance(node, ast.Assign) and node.lineno < before:
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id in names:
-                    return target.id
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.lineno < before:
-            if isinstance(node.target, ast.Name) and node.target.id in names:
-                return node.target.id
-        elif isinstance(node, ast.For) and node.lineno < before:
-            if isinstance(node.target, ast.Name) and node.target.id in names:
-                return node.target.id
-    return None
 
 
 def _caught(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
