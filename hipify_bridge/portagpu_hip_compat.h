@@ -42,7 +42,7 @@
 #  if PORTAGPU_ON_AMD
 #    define PORTAGPU_FULL_MASK (~0ull)
 #  else
-#    define PORTAGPU_FULL_MASK 0xffffffffu /* nvcc: CUDA's masks are 32 bits */
+#    define PORTAGPU_FULL_MASK (~0u) /* nvcc: CUDA masks are 32 bits */
 #  endif
 #endif
 
