@@ -59,8 +59,19 @@ KERNELS = [
 
 
 def _device_only(text: str) -> str:
-    """NVRTC compiles device code: drop the one-line host launchers of the cases."""
-    return "\n".join(line for line in text.splitlines() if not line.startswith("void "))
+    """NVRTC compiles device code: drop the cases' host launchers (a `void` function
+    at column 0 through its closing brace at column 0)."""
+    kept: list[str] = []
+    in_host = False
+    for line in text.split("\n"):
+        if not in_host and line.startswith("void "):
+            in_host = not line.rstrip().endswith("}")
+            continue
+        if in_host:
+            in_host = line != "}"
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _run(cupy, source: str, kernel: str, outputs: dict, block: int, grid: int) -> dict:
