@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
-import tempfile
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
