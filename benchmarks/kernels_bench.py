@@ -15,6 +15,17 @@ not in the graph) when capture works, else CUDA events around each call with
 the L2 cache flushed (triton.testing.do_bench); the `timing` column says which.
 --sweep also times candidate launch configs, to retune kernels/tuning.yaml
 (benchmarks/results/kernels_bench_run*_sweep.json keep earlier sweeps).
+
+The issue-15 table (softmax fp32, layer_norm fp16, sum(dim=-1) fp32 at
+4096x1024, 4096x8192, 8192x50304 and 65536x128; --shapes-only runs just it)
+puts each call next to torch's, both allocating their output, in three ways,
+medians of interleaved rounds:
+- graph: us per call in a CUDA-graph replay of back-to-back calls (GPU time);
+- eager: us per call of back-to-back eager calls, synchronised at the end
+  (what a user's loop pays: the larger of host and GPU time);
+- host: us until the call returns, 100 calls with no sync among them (the
+  Python and dispatch cost; host noise comes in rounds, so the minimum over
+  the rounds is reported beside the median).
 Writes a table to stdout and JSON to --out (atomically).
 """
 
@@ -24,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +46,7 @@ from typing import Any
 import portagpu.kernels as K
 import torch
 import torch.nn.functional as F  # noqa: N812
-from portagpu.kernels import _tuning
+from portagpu.kernels import _dispatch, _tuning
 
 import portagpu
 
@@ -91,10 +103,73 @@ def tuned(kernel: str, row: dict[str, Any]):
         return dict(row) if name == kernel else original(name, vendor, size)
 
     _tuning.config = patched
+    _dispatch.forget_plans()  # plans made with the table's rows
     try:
         yield
     finally:
         _tuning.config = original
+        _dispatch.forget_plans()
+
+
+def graph_us(fn: Callable[[], Any], target_ms: float = 6.0) -> float:
+    """Median us per call over 5 replays of a CUDA graph of back-to-back calls."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm up off the capture stream, as torch advises
+        fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(3):
+            fn()
+        end.record()
+        end.synchronize()
+        estimate_us = max(start.elapsed_time(end) * 1000 / 3, 1.0)
+    torch.cuda.current_stream().wait_stream(stream)
+    calls = int(min(2000, max(5, target_ms * 1000 / estimate_us)))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000 / calls)
+    del graph
+    return statistics.median(times)
+
+
+def eager_us(fn: Callable[[], Any]) -> float:
+    """us per call of back-to-back eager calls (host and GPU overlap), synced at the end."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    calls = int(min(500, max(20, 0.02 / max(time.perf_counter() - start, 1e-6))))
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def host_us(fn: Callable[[], Any], calls: int = 100) -> float:
+    """us until a call returns, over `calls` back-to-back calls with no sync
+    among them (100 launches never fill the launch queue)."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
 
 
 # --- rows ----------------------------------------------------------------------------
@@ -310,6 +385,75 @@ def bench_gemm_at(size: int, sweep: bool) -> None:
                     print(f"  config {row} failed: {type(exc).__name__}: {str(exc)[:200]}")
 
 
+# --- the issue-15 table ----------------------------------------------------------------
+ISSUE_SHAPES = [(4096, 1024), (4096, 8192), (8192, 50304), (65536, 128)]
+
+
+def issue_cases(rows: int, cols: int) -> list[tuple[str, str, Callable[[], Any], Callable[[], Any], str]]:
+    """(kernel, dtype, ours, torch's, torch name) at one shape; both allocate their output."""
+    x = torch.randn(rows, cols, device="cuda")
+    xh = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
+    w, b = torch.randn(cols, device="cuda", dtype=torch.float16), torch.randn(cols, device="cuda", dtype=torch.float16)
+    return [
+        ("softmax", "float32", lambda: K.softmax(x), lambda: torch.softmax(x, -1), "torch.softmax"),
+        ("layer_norm", "float16", lambda: K.layer_norm(xh, cols, w, b), lambda: F.layer_norm(xh, (cols,), w, b),
+         "F.layer_norm"),
+        ("sum(dim=-1)", "float32", lambda: K.sum(x, dim=-1), lambda: torch.sum(x, -1), "torch.sum(dim)"),
+    ]
+
+
+@guarded
+def issue_row(kernel: str, shape: tuple[int, int], dtype: str, ours: Callable[[], Any], reference: Callable[[], Any],
+              reference_name: str, rounds: int) -> dict[str, Any]:
+    impl = impl_of(ours)
+    samples: dict[str, list[float]] = {f"{who}_{how}": [] for who in ("ours", "ref") for how in ("graph", "eager", "host")}
+    for round_index in range(rounds):
+        order = [("ours", ours), ("ref", reference)]
+        if round_index % 2:
+            order.reverse()
+        for who, fn in order:
+            time.sleep(PAUSE_S)
+            samples[f"{who}_graph"].append(graph_us(fn))
+            samples[f"{who}_eager"].append(eager_us(fn))
+            samples[f"{who}_host"].append(host_us(fn))
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    row = dict(kernel=f"{kernel} [issue 15]", shape="x".join(map(str, shape)), dtype=dtype, impl=impl,
+               device=DEVICE, timing="graph", ms=med["ours_graph"] / 1000, reference=reference_name,
+               ref_ms=med["ref_graph"] / 1000, vs_reference=med["ref_graph"] / med["ours_graph"],
+               graph_us=med["ours_graph"], ref_graph_us=med["ref_graph"],
+               eager_us=med["ours_eager"], ref_eager_us=med["ref_eager"],
+               eager_vs_reference=med["ref_eager"] / med["ours_eager"],
+               host_us=med["ours_host"], ref_host_us=med["ref_host"], host_extra_us=med["ours_host"] - med["ref_host"],
+               host_min_us=min(samples["ours_host"]), ref_host_min_us=min(samples["ref_host"]),
+               rounds=rounds, samples={k: [round(v, 3) for v in vs] for k, vs in samples.items()},
+               target=">= torch (graph and eager); host <= torch + 3 us")
+    row["met"] = row["vs_reference"] >= 1.0 and row["eager_vs_reference"] >= 1.0 and row["host_extra_us"] <= 3.0
+    add_row(**row)
+    return row
+
+
+def bench_issue_shapes(rounds: int) -> None:
+    for rows, cols in ISSUE_SHAPES:
+        for kernel, dtype, ours, reference, name in issue_cases(rows, cols):
+            issue_row(kernel, (rows, cols), dtype, ours, reference, name, rounds)
+        torch.cuda.empty_cache()
+
+
+def print_issue_table(rows: list[dict[str, Any]]) -> None:
+    print("\nissue 15: medians of interleaved rounds; us per call; ratios are torch / ours")
+    header = (f"{'kernel':<12} {'shape':<11} {'dtype':<8} {'impl':<7} {'graph':>8} {'torch':>8} {'x':>6} "
+              f"{'eager':>8} {'torch':>8} {'x':>6} {'host':>7} {'torch':>7} {'extra':>6} {'min':>6} {'torch':>6}  met")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['kernel'].removesuffix(' [issue 15]'):<12} {r['shape']:<11} {r['dtype']:<8} {r['impl']:<7} "
+              f"{r['graph_us']:>8.2f} {r['ref_graph_us']:>8.2f} {r['vs_reference']:>5.2f}x "
+              f"{r['eager_us']:>8.2f} {r['ref_eager_us']:>8.2f} {r['eager_vs_reference']:>5.2f}x "
+              f"{r['host_us']:>7.2f} {r['ref_host_us']:>7.2f} {r['host_extra_us']:>+6.2f} "
+              f"{r['host_min_us']:>6.2f} {r['ref_host_min_us']:>6.2f}  "
+              f"{'yes' if r['met'] else 'NO'}")
+
+
 # --- main ------------------------------------------------------------------------------
 def print_table(rows: list[dict[str, Any]]) -> None:
     print()
@@ -340,21 +484,27 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--sweep", action="store_true", help="also time candidate launch configs")
     parser.add_argument("--out", default="benchmarks/results/kernels_bench.json")
+    parser.add_argument("--shapes-only", action="store_true", help="only the issue-15 table")
+    parser.add_argument("--shape-rounds", type=int, default=9, help="rounds of the issue-15 table")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("kernels_bench needs a GPU (torch.cuda.is_available() is False)", file=sys.stderr)
         return 2
     device = portagpu.detect()
     DEVICE, OUT_PATH = device.name, args.out
-    n = 1 << (24 if args.quick else 28)
-    copy_gbs = copy_bandwidth(n)
-    bench_elementwise_and_reductions(n, copy_gbs, args.sweep)
-    bench_rows([256, 1024, 4096] if args.quick else [256, 512, 1024, 2048, 4096, 8192, 16384], copy_gbs,
-               args.sweep)
-    bench_histogram_and_scan(1 << (24 if args.quick else 26), copy_gbs, args.sweep)
-    bench_gemm([1024] if args.quick else [4096, 8192], args.sweep)
+    bench_issue_shapes(2 if args.quick else args.shape_rounds)
+    copy_gbs = None
+    if not args.shapes_only:
+        n = 1 << (24 if args.quick else 28)
+        copy_gbs = copy_bandwidth(n)
+        bench_elementwise_and_reductions(n, copy_gbs, args.sweep)
+        bench_rows([256, 1024, 4096] if args.quick else [256, 512, 1024, 2048, 4096, 8192, 16384], copy_gbs,
+                   args.sweep)
+        bench_histogram_and_scan(1 << (24 if args.quick else 26), copy_gbs, args.sweep)
+        bench_gemm([1024] if args.quick else [4096, 8192], args.sweep)
     measured = [r for r in ROWS if "error" not in r]
-    print_table([r for r in measured if "[sweep]" not in r["kernel"]])
+    print_issue_table([r for r in measured if r["kernel"].endswith("[issue 15]")])
+    print_table([r for r in measured if "[sweep]" not in r["kernel"] and not r["kernel"].endswith("[issue 15]")])
     sweeps = [r for r in measured if "[sweep]" in r["kernel"]]
     if sweeps:
         print("\nsweeps (candidate configs):")

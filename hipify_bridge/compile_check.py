@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
@@ -29,7 +28,8 @@ LIBRARY_HEADERS = {
     "hipcub/": "hipCUB", "hipblas": "hipBLAS", "rocblas": "rocBLAS", "miopen/": "MIOpen",
     "hiprand/": "hipRAND", "rocrand/": "rocRAND", "hipsparse": "hipSPARSE",
     "rocsparse": "rocSPARSE", "hipfft": "hipFFT", "rocfft": "rocFFT", "thrust/": "rocThrust",
-    "rocwmma/": "rocWMMA", "hipblaslt": "hipBLASLt",
+    "rocwmma/": "rocWMMA", "hipblaslt": "hipBLASLt", "nvtx3/roctracer": "roctracer (rocTX)",
+    "roctracer/": "roctracer (rocTX)",
 }
 PACKAGE_TOKENS = {
     "hipCUB": ("hipcub::", "cub::"), "hipBLAS": ("hipblas",), "rocBLAS": ("rocblas",),
@@ -39,6 +39,31 @@ PACKAGE_TOKENS = {
     "hipBLASLt": ("hipblasLt",),
 }
 TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class CompileFlags:
+    """What a project's build passes to its compiler: include dirs, defines,
+    the C++ standard and relocatable device code (nvcc -rdc / hipcc -fgpu-rdc)."""
+
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # NAME or NAME=VALUE
+    std: str = "c++17"
+    rdc: bool = False
+    extra: tuple[str, ...] = ()  # passed as given (kernelcheck: -arch, -Xptxas -v, -Rpass-...)
+
+    def common(self) -> list[str]:
+        return [f"-std={self.std}", *(f"-I{d}" for d in self.include_dirs),
+                *(f"-D{d}" for d in self.defines)]
+
+    def nvcc_args(self) -> list[str]:
+        return self.common() + (["-rdc=true"] if self.rdc else []) + list(self.extra)
+
+    def hipcc_args(self) -> list[str]:
+        return self.common() + (["-fgpu-rdc"] if self.rdc else []) + list(self.extra)
+
+    def with_include_dirs(self, dirs: list[str] | tuple[str, ...]) -> CompileFlags:
+        return CompileFlags(tuple(dirs), self.defines, self.std, self.rdc, self.extra)
 
 
 @dataclass(frozen=True)
@@ -93,12 +118,12 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, 
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
-def compile_cuda(path: str, flags: Sequence[str] = ()) -> TargetResult:
+def compile_cuda(path: str, flags: CompileFlags = CompileFlags()) -> TargetResult:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return TargetResult("nvcc", "skipped", "nvcc is not on PATH")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
-        rc, out, secs = _run([nvcc, "-c", "-std=c++17", *flags, "-x", "cu", path,
+        rc, out, secs = _run([nvcc, "-c", *flags.nvcc_args(), "-x", "cu", path,
                               "-o", os.path.join(tmp, "out.o")])
     if rc == 0:
         return TargetResult("nvcc", "ok", "", secs, log=out)
@@ -107,7 +132,7 @@ def compile_cuda(path: str, flags: Sequence[str] = ()) -> TargetResult:
 
 def compile_hip(path: str, target: str, text: str | None = None,
                 include_dirs: list[str] | tuple[str, ...] = (),
-                flags: Sequence[str] = ()) -> TargetResult:
+                flags: CompileFlags = CompileFlags()) -> TargetResult:
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         return TargetResult(target, "skipped", "hipcc is not on PATH "
@@ -134,8 +159,8 @@ def compile_hip(path: str, target: str, text: str | None = None,
                             part.seconds)
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory(prefix="portagpu-check-") as tmp:
-        rc, out, secs = _run([hipcc, "-c", "-std=c++17", "-include", "hip/hip_runtime.h",
-                              *[f"-I{d}" for d in include_dirs], *flags,
+        rc, out, secs = _run([hipcc, "-c", "-include", "hip/hip_runtime.h",
+                              *[f"-I{d}" for d in include_dirs], *flags.hipcc_args(),
                               "-x", "hip", f"--offload-arch={target}", path,
                               "-o", os.path.join(tmp, "out.o")], env)
     if rc == 0:
@@ -197,12 +222,17 @@ def _name_of(node) -> str:
 
 def check_pair(cuda_path: str | None, hip_path: str, hip_text: str | None = None,
                targets: tuple[str, ...] = DEFAULT_TARGETS, jobs: int = 2,
-               include_dirs: list[str] | tuple[str, ...] = ()) -> list[TargetResult]:
-    """nvcc on the original (when given) and hipcc per target, run side by side."""
+               include_dirs: list[str] | tuple[str, ...] = (),
+               cuda_flags: CompileFlags | None = None,
+               hip_flags: CompileFlags | None = None) -> list[TargetResult]:
+    """nvcc on the original (when given) and hipcc per target, run side by side.
+    Without flags the original is compiled beside its own folder (include_dirs)."""
+    cuda_flags = cuda_flags or CompileFlags(tuple(include_dirs))
+    hip_flags = hip_flags or CompileFlags(tuple(include_dirs))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
         if cuda_path is not None:
-            futures.append(pool.submit(compile_cuda, cuda_path))
-        futures += [pool.submit(compile_hip, hip_path, t, hip_text, include_dirs)
+            futures.append(pool.submit(compile_cuda, cuda_path, cuda_flags))
+        futures += [pool.submit(compile_hip, hip_path, t, hip_text, (), hip_flags)
                     for t in targets]
         return [f.result() for f in futures]

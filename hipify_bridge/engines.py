@@ -87,14 +87,17 @@ def run_hipify_clang(text: str) -> EngineResult:
 
 @lru_cache(maxsize=1)
 def torch_tables() -> tuple[re.Pattern[str], dict[str, str]]:
-    """PyTorch's hipify regex and map (importing it imports torch: ~2 s, done once)."""
+    """PyTorch's hipify map and a regex that renames as its own does; cached per
+    torch version in the user's cache folder (torch_tables.py), so only the
+    first run imports torch."""
+    from portagpu.hipify_bridge import torch_tables as cache
+
     try:
-        from torch.utils.hipify import hipify_python
+        return cache.load()
     except ImportError as exc:
         raise EngineUnavailable(
             f"PyTorch's hipify tables need torch ({exc}); install portagpu[torch] or ROCm's hipify-perl"
         ) from None
-    return hipify_python.RE_PYTORCH_PREPROCESSOR, dict(hipify_python.PYTORCH_MAP)
 
 
 def _rename(text: str, pattern: re.Pattern[str], table: dict[str, str]) -> tuple[str, Counter]:

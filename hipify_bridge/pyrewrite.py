@@ -15,6 +15,7 @@ import re
 import tokenize
 
 from portagpu.cuda.pystrings import node_source
+from portagpu.lines import split_lines
 
 _PREFIX = re.compile(r"^([rRuU]{0,2})('''|\"\"\"|'|\")")
 
@@ -57,7 +58,7 @@ def new_literal(old: str, value: str) -> str:
 
 def replace_spans(text: str, replacements: list[tuple[ast.AST, str]]) -> str:
     """Replace each node's source span by new text (nodes must not overlap)."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # as ast counts lines
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))

@@ -6,17 +6,26 @@ returns None when the construct needs a person (it is then reported)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, float_value, int_value, unwrap
 
 WARP = "PORTAGPU_WARP_SIZE"
 SHIFT = "PORTAGPU_WARP_SHIFT"
 FULL_MASK = "PORTAGPU_FULL_MASK"
 WIDE_TYPE = "unsigned long long"
+
+
+def typed_warp(suffix: str) -> str:
+    """PORTAGPU_WARP_SIZE with the type a literal's suffix gave 32 (`32U` is unsigned)."""
+    kind = {"u": "unsigned", "l": "long", "ul": "unsigned long", "lu": "unsigned long",
+            "ll": "long long", "ull": "unsigned long long", "llu": "unsigned long long"}.get(
+        suffix.lower())
+    return f"(({kind}){WARP})" if kind else WARP
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,11 @@ def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     node = _node(unit, hit)
     if node is None or node.type != "binary_expression":
         return None
-    return _replace_operand(node, {"%": WARP, "/": WARP, "&": f"({WARP} - 1)", ">>": SHIFT})
+    # `tid < 32` (a warp-synchronous section) and `NUM_WARPS * 32` need a person
+    last = f"({WARP} - 1)"
+    # `blockDim.x / 32.f` counts a partial warp: the division must stay fractional
+    per_warp = f"((float){WARP})" if float_value(node.child_by_field_name("right")) else WARP
+    return _replace_operand(node, {"%": WARP, "/": per_warp, "&": last, ">>": SHIFT, "==": last, "!=": last})
 
 
 def fix_shared_array(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
@@ -135,20 +148,23 @@ def fix_warp_size_constant(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
         return None
     if node.type == "preproc_def":
         value = node.child_by_field_name("value")
-        literal = _literal_within(value, 32) if value is not None else None
-        if literal is None and value is not None:
-            raw = node.text
-            # preproc_arg is unparsed text: find the 32 in it
-            offset = raw.find(b"32", value.start_byte - node.start_byte)
-            if offset >= 0:
-                start = node.start_byte + offset
-                return [ByteEdit(start, start + 2, WARP)]
+        if value is None:
             return None
-    else:
-        literal = _literal_within(node, 32)
+        # preproc_arg is unparsed text: the 32 with its suffix (`32U` stays unsigned)
+        match = re.search(rb"\b32([uUlL]*)\b", value.text)
+        if match is None:
+            return None
+        start = value.start_byte + match.start()
+        return [ByteEdit(start, value.start_byte + match.end(), typed_warp(match.group(1).decode()))]
+    literal = _literal_within(node, 32)
     if literal is None:
         return None
-    return [ByteEdit(literal.start_byte, literal.end_byte, WARP)]
+    suffix = (int_value(literal) or (0, ""))[1]
+    return [ByteEdit(literal.start_byte, literal.end_byte, typed_warp(suffix))]
+
+
+def fix_warpsize_constant_context(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    return [ByteEdit(hit.start, hit.end, WARP)]
 
 
 FIXERS: dict[str, Fixer] = {
@@ -159,4 +175,5 @@ FIXERS: dict[str, Fixer] = {
     "shared_warp_array": fix_shared_array,
     "shuffle_loop": fix_shuffle_loop,
     "warp_size_constant": fix_warp_size_constant,
+    "warpsize_constexpr": fix_warpsize_constant_context,
 }

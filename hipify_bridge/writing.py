@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from portagpu.fileio import write_atomic
+from portagpu.fileio import new_file_mode, read_regular, write_atomic
+from portagpu.lines import line_starts_bytes
 from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES
 
 BACKUP_SUFFIX = ".prehip"
@@ -42,9 +43,15 @@ def _strip_cuda_suffix(name: str) -> str:
 
 
 def write_output(
-    path: Path, text: str, *, backup: bool = False, may_replace_generated_only: bool = False
+    path: Path,
+    text: str,
+    *,
+    backup: bool = False,
+    may_replace_generated_only: bool = False,
+    mode: int | None = None,
 ) -> None:
-    """Atomically; with `backup`, the old file is kept as *.prehip first."""
+    """Atomically; with `backup`, the old file is kept as *.prehip first.
+    `mode`: for a new file (a translation takes its source's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         if backup:
@@ -54,7 +61,7 @@ def write_output(
                     f"{path}: backup {saved.name} already exists (translated "
                     "before?); remove it to translate again"
                 )
-            saved.write_bytes(path.read_bytes())
+            write_atomic(saved, read_regular(path), mode=new_file_mode(like=path))
         elif may_replace_generated_only:
             head = path.read_text(encoding="utf-8", errors="replace")[:200]
             if GENERATED not in head:
@@ -62,15 +69,15 @@ def write_output(
                     f"{path}: exists and was not written by portagpu hipify; "
                     "not overwritten (use -o DIR)"
                 )
-    write_atomic(path, text.encode("utf-8"))
+    write_atomic(path, text.encode("utf-8"), mode=mode)
 
 
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
+    data = read_regular(path)  # a FIFO is refused, never waited on
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = len(line_starts_bytes(data[: exc.start]))
         raise ValueError(
             f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); skipped"
         ) from None

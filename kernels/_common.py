@@ -21,12 +21,21 @@ def next_power_of_2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def check_out(out: Any, like: Any, name: str) -> Any:
-    """`out` if given and shaped/typed like `like` (contiguous), else a new empty tensor."""
+def new_out(like: Any) -> Any:
+    """A new contiguous tensor shaped and typed like `like` (empty_like keeps a
+    contiguous input's layout, and is the cheapest torch allocation call)."""
     import torch
 
+    if like.is_contiguous():
+        return torch.empty_like(like)
+    return torch.empty_like(like, memory_format=torch.contiguous_format)
+
+
+def check_out(out: Any, like: Any, name: str) -> Any:
+    """`out` if given and shaped/typed like `like` (contiguous), else a new empty tensor."""
+
     if out is None:
-        return torch.empty_like(like, memory_format=torch.contiguous_format)
+        return new_out(like)
     if out.shape != like.shape or out.dtype != like.dtype or out.device != like.device:
         raise LaunchError(
             f"{name}: out has shape {tuple(out.shape)}, {out.dtype} on {out.device}; "

@@ -1,14 +1,23 @@
 """Pick an implementation per call (argument > PORTAGPU_KERNELS_IMPL > tuning table),
 remember which one ran, and launch Triton kernels.
 
-Every launch goes through `portagpu.launch`, so the runtime's warp scaling,
-vendor options and CPU interpreter apply.
+Every launch goes through `portagpu.launch` (or its tuple form,
+`launch_prepared`), so the runtime's warp scaling, vendor options and CPU
+interpreter apply.
+
+Per call shape: what a kernel function decides from its inputs' shape, dtype,
+device and options (the implementation, the table row, grid, constexprs) is
+worked out once and kept as a plan in a `plan_cache()`; later calls of that
+shape look the plan up and run it, which leaves allocation and the launch
+itself as the per-call work (benchmarks/kernels_bench.py reports host us per
+call next to torch's).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.kernels import _tuning
@@ -35,6 +44,45 @@ def _record(impl: str) -> str:
     return impl
 
 
+record = _record
+
+
+# --- plans per call shape ------------------------------------------------------------
+MAX_PLANS = 256  # per kernel function; a program with more shapes starts over
+_PLAN_CACHES: list[dict] = []
+# PORTAGPU_KERNELS_IMPL is part of every plan key: read os.environ's mapping
+# directly (os.environ.get encodes the key and decodes the value: ~0.7 us)
+_ENVIRON = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey(ENV_IMPL) if hasattr(os.environ, "encodekey") else ENV_IMPL
+
+
+def plan_cache() -> dict:
+    """A dict for one kernel function's plans; forget_plans() empties it."""
+    cache: dict = {}
+    _PLAN_CACHES.append(cache)
+    return cache
+
+
+def remember(cache: dict, key: Any, plan: Callable[..., Any]) -> Callable[..., Any]:
+    if len(cache) >= MAX_PLANS:
+        cache.clear()
+    cache[key] = plan
+    return plan
+
+
+def forget_plans() -> None:
+    """Forget every plan (after changing the tuning table, e.g. in a sweep)."""
+    for cache in _PLAN_CACHES:
+        cache.clear()
+
+
+def env_impl() -> Any:
+    """PORTAGPU_KERNELS_IMPL as stored (for plan keys; `choose` reads it properly)."""
+    if _ENVIRON is not None:
+        return _ENVIRON.get(_ENV_KEY)
+    return os.environ.get(ENV_IMPL)
+
+
 def choose(
     kernel: str,
     device: Device,
@@ -42,13 +90,22 @@ def choose(
     *,
     impls: tuple[str, ...] = ("triton", "torch"),
     fits: str | None = None,
+    empty: bool = False,
 ) -> str:
     """The implementation to run, recorded for `last_impl()`.
 
     `impls` are the implementations this kernel has; `fits` says why the inputs
     suit only the torch reference (None: they suit all). An explicit request
     (argument or PORTAGPU_KERNELS_IMPL) that cannot run raises LaunchError; a
-    table default that cannot run falls back to the torch reference."""
+    table default that cannot run falls back to the torch reference. `empty`:
+    the input has no elements, so no kernel is needed whatever was asked for;
+    the request is still checked, then the torch reference answers (as for
+    every implementation: an empty result has only a shape)."""
+    chosen = _choose(kernel, device, requested, impls, fits)
+    return _record("torch") if empty else chosen
+
+
+def _choose(kernel: str, device: Device, requested: str | None, impls: tuple[str, ...], fits: str | None) -> str:
     explicit = requested or os.environ.get(ENV_IMPL) or None
     if explicit is not None:
         if explicit not in _tuning.IMPLS:
@@ -86,12 +143,24 @@ def unavailable(impl: str, device: Device) -> str | None:
     # The interpreter runs on host copies of the tensors: worth it on the CPU
     # (tests, no GPU); on a GPU without a Triton backend the torch reference wins.
     if backend.triton_mode == "interpreted" and not backend.is_gpu:
-        return (
-            None
-            if _importable("triton") and _importable("numpy")
-            else ("Triton's interpreter needs triton and numpy installed")
-        )
+        if not (_importable("triton") and _importable("numpy")):
+            return "Triton's interpreter needs triton and numpy installed"
+        return _beside_a_triton_gpu()
     return f"Triton has no {device.backend} backend"
+
+
+def _beside_a_triton_gpu() -> str | None:
+    """Why the interpreter must not run in this process: it compiles Triton
+    kernels for a GPU too. The interpreter patches triton.language while it
+    runs, and Triton 3.6 leaves it patched when an interpreted kernel raises
+    (seen on the GPU machine: every later GPU compile failed)."""
+    from portagpu.backends import backend_for
+    from portagpu.runtime.dispatch import current_device
+
+    if backend_for(current_device()).triton_mode == "native":
+        return ("Triton's interpreter is not run beside a Triton GPU backend in one process "
+                "(it patches triton.language while it runs)")
+    return None
 
 
 def _importable(module: str) -> bool:
@@ -120,7 +189,14 @@ def launch_triton(
     other vendors and runs the interpreter where there is no GPU."""
     import portagpu
 
+    num_warps, meta = triton_meta(config, **constexprs)
+    portagpu.launch(kernel, grid, *args, num_warps=num_warps, **meta)
+
+
+def triton_meta(config: dict[str, Any], **constexprs: Any) -> tuple[int | None, dict[str, Any]]:
+    """(num_warps, meta) of a table row for `launch_prepared`: the row's
+    options and constexprs (CAPITALISED keys), `constexprs` overriding them."""
     options = _launch_options()
     meta = {k: v for k, v in config.items() if k.isupper() or k in options}
     meta.update(constexprs)
-    portagpu.launch(kernel, grid, *args, **meta)
+    return meta.pop("num_warps", None), meta

@@ -7,6 +7,7 @@ its elements with tl.histogram and adds them with one atomic per bin."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
@@ -38,9 +39,9 @@ def histogram(x: Any, bins: int = 100, range: tuple[float, float] | None = None,
     if bins < 1:
         raise LaunchError(f"histogram: bins must be >= 1, got {bins}")
     device = device_of(x)
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
     impls = ("triton", "cuda", "torch") if dtype_name(x) == "float32" else ("triton", "torch")
-    chosen = _dispatch.choose("histogram", device, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose("histogram", device, impl, impls=impls, fits=fits, empty=x.numel() == 0)
     if chosen == "torch":
         return histogram_reference(x, bins, range)
     lo, hi = _range(x, range)
@@ -75,5 +76,9 @@ def _range(x: Any, range: tuple[float, float] | None) -> tuple[float, float]:  #
         if not lo < hi:
             raise LaunchError(f"histogram: range must have min < max, got {range}")
         return lo, hi
+    if x.numel() == 0:
+        return 0.0, 0.0  # torch.histc of nothing: zeros
     lo, hi = (float(v) for v in x.aminmax())
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a NaN or inf: torch.histc refuses too
+        raise LaunchError(f"histogram: range of [{lo}, {hi}] is not finite; pass range=(min, max)")
     return (lo - 1.0, hi + 1.0) if lo == hi else (lo, hi)  # torch.histc's rule for one value

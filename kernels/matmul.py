@@ -54,8 +54,9 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
         raise LaunchError(f"matmul_bias_act: bias must have shape ({N},), got {tuple(bias.shape)}")
     device = device_of(a)
     fits = (None if dtype_name(a) in TRITON_FLOATS and a.dtype == b.dtype and a.device == b.device
-            and M * N * K > 0 else "needs two non-empty float matrices of one dtype")
-    if _dispatch.choose("matmul_bias_act", device, impl, fits=fits) == "torch":
+            else "needs two float matrices of one dtype")
+    # an empty product (M, N or K zero) needs no kernel: act(bias) or an empty matrix
+    if _dispatch.choose("matmul_bias_act", device, impl, fits=fits, empty=M * N * K == 0) == "torch":
         result = matmul_bias_act_reference(a, b, bias, act)
         return result if out is None else check_out(out, result, "matmul_bias_act").copy_(result)
     import torch

@@ -2,17 +2,28 @@
 
 Whole tensors take two passes: a persistent grid leaves one fp32 partial per
 program (or CUDA C block), then one program reduces the partials. Along a dim,
-one program (block) reduces each row."""
+a program reduces ROWS rows (several when rows are short), a CUDA C block one."""
 
 from __future__ import annotations
 
 import builtins  # this module defines sum and max
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.kernels import _cuda, _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, as_rows, cdiv, dtype_name, persistent_grid
+from portagpu.kernels._common import (
+    TRITON_FLOATS,
+    as_rows,
+    cdiv,
+    dtype_name,
+    next_power_of_2,
+    persistent_grid,
+)
 
 from portagpu.device import Device, device_of
+from portagpu.runtime.dispatch import prepare_launch
+
+_PLANS = _dispatch.plan_cache()
 
 
 def sum_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
@@ -29,104 +40,150 @@ def max_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
 
 def sum(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
     """torch.sum(x) or torch.sum(x, dim, keepdim); accumulates in fp32."""
-    return _reduce("sum", x, dim, keepdim, impl)
+    key = ("sum", x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _dispatch.env_impl())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _dispatch.remember(_PLANS, key, _plan("sum", x, dim, keepdim, impl))
+    return plan(x)
 
 
 def max(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
     """torch.max(x), or (values, indices) along `dim` like torch.max(x, dim, keepdim)."""
-    return _reduce("max", x, dim, keepdim, impl)
+    key = ("max", x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _dispatch.env_impl())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _dispatch.remember(_PLANS, key, _plan("max", x, dim, keepdim, impl))
+    return plan(x)
 
 
-def _reduce(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> Any:
+def _plan(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> Callable[[Any], Any]:
+    """What every call with x's shape, dtype, device and layout does."""
     device = device_of(x)
     kernel = "reduce" if dim is None else "reduce_rows"
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
     # CUDA C: float32; its row max has no indices
     cuda_ok = dtype_name(x) == "float32" and not (op == "max" and dim is not None)
     impls = ("triton", "cuda", "torch") if cuda_ok else ("triton", "torch")
-    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits)
-    reference = sum_reference if op == "sum" else max_reference
+    chosen = _dispatch.choose(kernel, device, impl, impls=impls, fits=fits, empty=x.numel() == 0)
     if chosen == "torch":
-        return reference(x, dim, keepdim)
+        reference = sum_reference if op == "sum" else max_reference
+
+        def run_reference(x: Any) -> Any:
+            _dispatch.record("torch")
+            return reference(x, dim, keepdim)
+
+        return run_reference
     if dim is None:
-        flat = x.contiguous().view(-1)
-        config = _tuning.config("reduce", device.vendor, flat.numel())
-        run = _vector_triton if chosen == "triton" else _vector_cuda
-        result = run(op, flat, device, config)
-        return result.view([1] * x.ndim) if keepdim else result.view(())
-    rows_view, rows, cols = as_rows(x, dim)
+        config = _tuning.config("reduce", device.vendor, x.numel())
+        make = _vector_triton if chosen == "triton" else _vector_cuda
+        return make(op, x, device, config, (1,) * x.ndim if keepdim else ())
+    ndim = builtins.max(x.ndim, 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    d = dim % x.ndim if x.ndim else 0
+    cols = x.shape[d] if x.ndim else 1
+    rows = x.numel() // cols
+    shape = tuple(1 if i == d else n for i, n in enumerate(x.shape)) if keepdim else x.shape[:d] + x.shape[d + 1:]
     config = _tuning.config("reduce_rows", device.vendor, cols)
-    run = _rows_triton if chosen == "triton" else _rows_cuda
-    values, indices = run(op, rows_view.view(rows, cols), device, config)
-    shape = list(rows_view.shape[:-1])
-    values, indices = values.view(shape), (None if indices is None else indices.view(shape))
-    if keepdim:
-        values = values.unsqueeze(dim)
-        indices = None if indices is None else indices.unsqueeze(dim)
-    if op == "sum":
-        return values
-    import torch
-
-    return torch.return_types.max((values, indices))
+    make = _rows_triton if chosen == "triton" else _rows_cuda
+    # x -> x as contiguous rows along d; None: x already is
+    rows_of = None if x.is_contiguous() and d == x.ndim - 1 else (lambda x: as_rows(x, d)[0])
+    return make(op, x, device, rows, cols, shape, rows_of, config)
 
 
-def _vector_triton(op: str, flat: Any, device: Device, config: dict[str, Any]) -> Any:
+def _vector_triton(op: str, x: Any, device: Device, config: dict[str, Any], shape: tuple) -> Callable:
     import torch
     from portagpu.kernels._triton.reduction import reduce_partials_kernel
 
-    n = flat.numel()
+    n = x.numel()
     programs = min(cdiv(n, config["BLOCK"]), persistent_grid(device, config, "programs_per_sm"))
-    partials = torch.empty(programs, dtype=torch.float32, device=flat.device)
     is_max = op == "max"
-    _dispatch.launch_triton(reduce_partials_kernel, (programs,), flat, partials, n,
-                            device=device, config=config, IS_MAX=is_max)
-    out = torch.empty(1, dtype=flat.dtype, device=flat.device)
-    _dispatch.launch_triton(reduce_partials_kernel, (1,), partials, out, programs, device=device,
-                            config=config, IS_MAX=is_max, BLOCK=min(config["BLOCK"], 1024))
-    return out
+    partial_pass = prepare_launch(reduce_partials_kernel, (programs,), (None, None, n), (0, 1),
+                                  *_dispatch.triton_meta(config, IS_MAX=is_max), device)
+    last_pass = prepare_launch(reduce_partials_kernel, (1,), (None, None, programs), (0, 1),
+                               *_dispatch.triton_meta(config, IS_MAX=is_max, BLOCK=min(config["BLOCK"], 1024)), device)
+    last, float32 = _dispatch._last, torch.float32
+
+    def run(x: Any) -> Any:
+        last.impl = "triton"
+        partials = x.new_empty(programs, dtype=float32)
+        partial_pass(x.contiguous(), partials)  # the kernel reads n elements from the start
+        out = x.new_empty(shape)
+        last_pass(partials, out)
+        return out
+
+    return run
 
 
-def _vector_cuda(op: str, flat: Any, device: Device, config: dict[str, Any]) -> Any:
+def _vector_cuda(op: str, x: Any, device: Device, config: dict[str, Any], shape: tuple) -> Callable:
     import torch
 
-    n, threads = flat.numel(), int(config["threads"])
+    n, threads = x.numel(), int(config["threads"])
     blocks = min(cdiv(n, threads), persistent_grid(device, config, "blocks_per_sm"))
-    partials = torch.empty(blocks, dtype=torch.float32, device=flat.device)
     name = f"pg_{op}_f32"
-    _cuda.launch("reduce.cu", name, (blocks,), threads, flat, partials, n)
-    out = torch.empty(1, dtype=torch.float32, device=flat.device)
-    _cuda.launch("reduce.cu", name, (1,), 1024, partials, out, blocks)
-    return out
+
+    def run(x: Any) -> Any:
+        _dispatch.record("cuda")
+        partials = x.new_empty(blocks, dtype=torch.float32)
+        _cuda.launch("reduce.cu", name, (blocks,), threads, x.contiguous(), partials, n)
+        out = x.new_empty(shape, dtype=torch.float32)
+        _cuda.launch("reduce.cu", name, (1,), 1024, partials, out, blocks)
+        return out
+
+    return run
 
 
-def _rows_triton(op: str, rows_2d: Any, device: Device, config: dict[str, Any]) -> tuple[Any, Any]:
+def _rows_triton(op: str, x: Any, device: Device, rows: int, cols: int, shape: tuple, rows_of: Callable | None,
+                 config: dict[str, Any]) -> Callable:
     import torch
     from portagpu.kernels._triton.reduction import reduce_rows_kernel
 
-    rows, cols = rows_2d.shape
-    values = torch.empty(rows, dtype=rows_2d.dtype, device=rows_2d.device)
-    indices = torch.empty(rows, dtype=torch.int64, device=rows_2d.device) if op == "max" else None
-    block = _block_for(cols, config["BLOCK"])
-    # a sum writes no indices; a distinct placeholder keeps the bf16 widening of
-    # `values` from being copied back twice
-    index_arg = indices if indices is not None else torch.empty(1, dtype=torch.int64, device=values.device)
-    _dispatch.launch_triton(reduce_rows_kernel, (rows,), rows_2d, values, index_arg, cols, rows_2d.stride(0),
-                            device=device, config=config, IS_MAX=op == "max", BLOCK=block)
-    return values, indices
+    per_program = int(config.get("ROWS", 1))
+    grid, options = (cdiv(rows, per_program),), _dispatch.triton_meta(
+        config, IS_MAX=op == "max", ROWS=per_program, BLOCK=_block_for(cols, config["BLOCK"]))
+    last = _dispatch._last
+    size = shape[0] if len(shape) == 1 else shape  # new_empty(int) is the cheaper call
+    if op == "sum":
+        # a sum writes no indices: a placeholder this plan owns (distinct from the
+        # values, whose bf16 widening in the interpreter is copied back once)
+        placeholder = torch.empty(1, dtype=torch.int64, device=x.device)
+        go = prepare_launch(reduce_rows_kernel, grid, (None, None, placeholder, rows, cols, cols), (0, 1),
+                            *options, device)
+
+        def run_sum(x: Any) -> Any:
+            last.impl = "triton"
+            values = x.new_empty(size)
+            go(x if rows_of is None else rows_of(x), values)
+            return values
+
+        return run_sum
+    int64, result = torch.int64, torch.return_types.max
+    go = prepare_launch(reduce_rows_kernel, grid, (None, None, None, rows, cols, cols), (0, 1, 2), *options, device)
+
+    def run_max(x: Any) -> Any:
+        last.impl = "triton"
+        values, indices = x.new_empty(size), x.new_empty(size, dtype=int64)
+        go(x if rows_of is None else rows_of(x), values, indices)
+        return result((values, indices))
+
+    return run_max
 
 
-def _rows_cuda(op: str, rows_2d: Any, device: Device, config: dict[str, Any]) -> tuple[Any, Any]:
+def _rows_cuda(op: str, x: Any, device: Device, rows: int, cols: int, shape: tuple, rows_of: Callable | None,
+               config: dict[str, Any]) -> Callable:
     import torch
 
-    rows, cols = rows_2d.shape
-    values = torch.empty(rows, dtype=torch.float32, device=rows_2d.device)
-    _cuda.launch("reduce.cu", f"pg_row_{op}_f32", (rows,), int(config["threads"]),
-                 rows_2d, values, cols)
-    return values, None
+    threads, name = int(config["threads"]), f"pg_row_{op}_f32"
+
+    def run(x: Any) -> Any:
+        _dispatch.record("cuda")
+        values = x.new_empty(shape, dtype=torch.float32)
+        _cuda.launch("reduce.cu", name, (rows,), threads, x if rows_of is None else rows_of(x), values, cols)
+        return values
+
+    return run
 
 
 def _block_for(cols: int, limit: int) -> int:
     """The smallest power of two covering the row, at most `limit` (then the kernel loops)."""
-    from portagpu.kernels._common import next_power_of_2
-
     return builtins.max(16, next_power_of_2(cols)) if cols < limit else limit

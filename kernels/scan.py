@@ -31,11 +31,11 @@ def cumsum_reference(x: Any, dim: int = -1) -> Any:
 def cumsum(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
     """Inclusive prefix sums of x along `dim`; the output has x's dtype."""
     device = device_of(x)
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
     rows_view, rows, cols = as_rows(x, dim) if x.ndim else (x.reshape(1), 1, 1)
     cuda_ok = dtype_name(x) == "float32" and rows <= _CUDA_MAX_ROWS
     impls = ("triton", "cuda", "torch") if cuda_ok else ("triton", "torch")
-    chosen = _dispatch.choose("cumsum", device, impl, impls=impls, fits=fits)
+    chosen = _dispatch.choose("cumsum", device, impl, impls=impls, fits=fits, empty=x.numel() == 0)
     if chosen == "torch":
         result = cumsum_reference(x, dim)
         return result if out is None else check_out(out, result, "cumsum").copy_(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
@@ -15,6 +16,9 @@ from portagpu.kernels._common import (
 )
 
 from portagpu.device import device_of
+from portagpu.runtime.dispatch import prepare_launch
+
+_PLANS = _dispatch.plan_cache()
 
 
 def softmax_reference(x: Any, dim: int = -1) -> Any:
@@ -25,27 +29,56 @@ def softmax_reference(x: Any, dim: int = -1) -> Any:
 
 def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
     """softmax along `dim`; the output has x's dtype."""
+    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, _dispatch.env_impl())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _dispatch.remember(_PLANS, key, _plan(x, dim, impl))
+    return plan(x, out)
+
+
+def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
+    """What every call with x's shape, dtype, device and layout does."""
     device = device_of(x)
-    fits = None if dtype_name(x) in TRITON_FLOATS and x.numel() > 0 else "needs a non-empty float tensor"
-    if _dispatch.choose("softmax", device, impl, fits=fits) == "torch":
-        result = softmax_reference(x, dim)
-        return result if out is None else check_out(out, result, "softmax").copy_(result)
-    out = check_out(out, x, "softmax")
-    rows_view, rows, cols = as_rows(x, dim)
-    moved = dim not in (-1, x.ndim - 1)
-    dest = rows_view.new_empty(rows_view.shape) if moved else out
-    config = _tuning.config("softmax", device.vendor, cols)
+    fits = None if dtype_name(x) in TRITON_FLOATS else "needs a float tensor"
+    if _dispatch.choose("softmax", device, impl, fits=fits, empty=x.numel() == 0) == "torch":
+
+        def reference(x: Any, out: Any) -> Any:
+            _dispatch.record("torch")
+            result = softmax_reference(x, dim)
+            return result if out is None else check_out(out, result, "softmax").copy_(result)
+
+        return reference
     from portagpu.kernels._triton import softmax as kernels
 
+    cols = x.shape[dim] if x.ndim else 1
+    rows = x.numel() // cols
+    config = _tuning.config("softmax", device.vendor, cols)
     if cols <= config["max_fused_cols"]:
         per_program = int(config.get("ROWS", 1))
-        _dispatch.launch_triton(kernels.softmax_kernel, (cdiv(rows, per_program),), rows_view, dest, rows,
-                                cols, cols, cols, device=device, config=config, ROWS=per_program,
-                                BLOCK=max(16, next_power_of_2(cols)))
+        kernel, grid, tail = kernels.softmax_kernel, (cdiv(rows, per_program),), (rows, cols, cols, cols)
+        num_warps, meta = _dispatch.triton_meta(config, ROWS=per_program, BLOCK=max(16, next_power_of_2(cols)))
     else:
-        meta = {k: v for k, v in config.items() if k != "ROWS"}
-        _dispatch.launch_triton(kernels.softmax_looped_kernel, (rows,), rows_view, dest, cols, cols, cols,
-                                device=device, config=meta)
-    if moved:
-        out.copy_(dest.movedim(-1, dim))
-    return out
+        kernel, grid, tail = kernels.softmax_looped_kernel, (rows,), (cols, cols, cols)
+        num_warps, meta = _dispatch.triton_meta({k: v for k, v in config.items() if k != "ROWS"})
+    import torch
+
+    go = prepare_launch(kernel, grid, (None, None, *tail), (0, 1), num_warps, meta, device)
+    empty_like, last = torch.empty_like, _dispatch._last
+    moved = dim not in (-1, x.ndim - 1)
+    direct = x.is_contiguous() and not moved  # x is its own rows: nothing to copy in or out
+
+    def run(x: Any, out: Any) -> Any:
+        last.impl = "triton"
+        if direct:
+            out = empty_like(x) if out is None else check_out(out, x, "softmax")
+            go(x, out)
+            return out
+        out = check_out(out, x, "softmax")
+        rows_view = as_rows(x, dim)[0]
+        dest = rows_view.new_empty(rows_view.shape) if moved else out
+        go(rows_view, dest)
+        if moved:
+            out.copy_(dest.movedim(-1, dim))
+        return out
+
+    return run

@@ -23,6 +23,7 @@ _LAZY = {
     "PortagpuError": "portagpu.errors",
     "DeviceNotFoundError": "portagpu.errors",
     "launch": "portagpu.runtime",
+    "reference_for": "portagpu.runtime",
     "CudaKernel": "portagpu.runtime",
     "CudaModule": "portagpu.runtime",
     "matmul": "portagpu.runtime",

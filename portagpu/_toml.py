@@ -24,6 +24,11 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "TOML must be UTF-8"
+        ) from None
 
 
 def portagpu_table(start: Path) -> tuple[dict[str, Any], Path | None]:

@@ -12,6 +12,7 @@ import ast
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -39,7 +40,14 @@ def loaded_after(code: str) -> set[str]:
                                               if m == "portagpu" or m.startswith("portagpu."))))
     """)
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120
+        # not cwd=REPO: `-c` puts the cwd first on sys.path, and the repo's own
+        # portagpu/ (without the kernels/ rules/ hipify_bridge/ mapping) would
+        # shadow the installed package under CI's non-editable install
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("MODULES="))

@@ -119,8 +119,9 @@ __device__ __forceinline__ pg_ballot_t pg_match_any(int value) {
 struct PgSum {
     template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
 };
+// NaN wins, whichever side it is on (torch.max propagates NaN; fmaxf would drop it)
 struct PgMax {
-    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a > b ? a : b; }
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
 };
 
 // Tree reduction over the warp with shuffles; every lane ends with the result.

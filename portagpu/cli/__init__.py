@@ -16,6 +16,7 @@ from portagpu.errors import PortagpuError
 SUBCOMMAND_MODULES = ("info", "lint", "rules", "hipify", "check_kernels")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("portagpu: interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
 

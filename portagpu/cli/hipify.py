@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -35,6 +36,32 @@ def register(subparsers: Any) -> None:
         "--check",
         action="store_true",
         help="compile the original with nvcc and the HIP result with hipcc for gfx90a and gfx1030",
+    )
+    p.add_argument(
+        "-I",
+        "--include-dir",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where the project's `#include` lines find its headers (translated too), and "
+        "an include dir of the --check compiles; compile_commands.json is read where present",
+    )
+    p.add_argument(
+        "-D",
+        "--define",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="a macro for the --check compiles",
+    )
+    p.add_argument("--std", default=None, help="C++ standard of the --check compiles (c++17)")
+    p.add_argument(
+        "--allow-skip",
+        action="store_true",
+        help="with --check, exit 0 even when no compiler was found (by default a "
+        "check that compiled nothing fails)",
     )
     p.add_argument(
         "--targets",
@@ -101,9 +128,11 @@ def print_text(results: list[Any], total: dict[str, Any], out=None) -> None:
                     f"    {w['line']}:{w['col']} {w['rule']} `{w['before']}` -> {w['after']}",
                     file=out,
                 )
+            _print_models(s, out)
             print(f"  not converted: {len(s['unconverted'])}", file=out)
             for u in s["unconverted"]:
                 print(f"    {u['line']}:{u['col']} {u['rule']} {u['message']}", file=out)
+            _print_blockers(s, out)
             if s["libraries"]:
                 print(f"  needs: {', '.join(s['libraries'])}", file=out)
             for w in s["warnings"]:
@@ -130,14 +159,54 @@ def print_text(results: list[Any], total: dict[str, Any], out=None) -> None:
     )
 
 
+def _print_models(s: dict[str, Any], out) -> None:
+    models = s.get("warp_models", [])
+    if models:
+        print(f"  warp models: {len(models)} functions", file=out)
+    for m in models:
+        print(
+            f"    {m['line']} {m['function']} ({m['kind']}): {m['model']} - {m['why'][0]}", file=out
+        )
+    for k in s.get("kept", []):
+        print(
+            f"    {k['line']}:{k['col']} {k['rule']} `{k['construct']}` kept: {k['why']}", file=out
+        )
+    for item in s.get("suspect", []):
+        print(
+            f"  suspect in the original: {item['line']} {item['function']}: {item['message']}",
+            file=out,
+        )
+
+
+def _print_blockers(s: dict[str, Any], out) -> None:
+    items = s.get("blockers", [])
+    if items:
+        print(f"  HIP cannot compile as written: {len(items)}", file=out)
+    for b in items:
+        count = f" (x{b['count']})" if b.get("count") else ""
+        done = "shimmed: " if b["shimmed"] else "replace with: "
+        print(
+            f"    {b['line']}:{b['col']} {b['id']} `{b['construct']}`{count}: {b['reason']}; "
+            f"{done}{b['replacement']}",
+            file=out,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from portagpu.hipify_bridge.tree import HipifyOptions, hipify_paths, totals
 
     if args.inplace and args.output:
         print("portagpu: error: --inplace and -o are exclusive", file=sys.stderr)
         return EXIT_ERROR
+    if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
+        # checked before anything is written: every output would fail on it
+        print(f"portagpu: error: -o {args.output}: not a folder", file=sys.stderr)
+        return EXIT_ERROR
     options = HipifyOptions(
         output=args.output,
+        include_dirs=tuple(args.include_dirs),
+        defines=tuple(args.defines),
+        std=args.std,
         inplace=args.inplace,
         check=args.check,
         targets=tuple(t.strip() for t in args.targets.split(",") if t.strip()),
@@ -156,4 +225,14 @@ def run(args: argparse.Namespace) -> int:
         print_text(results, total)
     if total["errors"]:
         return EXIT_ERROR
-    return EXIT_FAILED if total["checks"]["failed"] else EXIT_OK
+    checks = total["checks"]
+    ran = sum(checks.values())
+    if args.check and ran and checks["skipped"] == ran and not args.allow_skip:
+        # a pre-commit hook must not pass vacuously on a machine with no compiler
+        print(
+            "portagpu: error: --check compiled nothing: neither nvcc nor hipcc is on PATH "
+            "(install hipcc, or pass --allow-skip to accept)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return EXIT_FAILED if checks["failed"] else EXIT_OK

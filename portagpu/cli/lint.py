@@ -18,6 +18,10 @@ def _codes(raw: str) -> list[str]:
     return [c.strip().upper() for c in raw.split(",") if c.strip()]
 
 
+def _patterns(raw: str) -> list[str]:
+    return [p.strip() for p in raw.split(",") if p.strip()] or [raw]
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "lint",
@@ -30,10 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="codes/prefixes to add")
     p.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="codes/prefixes to leave out")
     p.add_argument("--target", metavar="TARGETS", help="where the code must run: comma list of rocm,mps,cpu (default: all)")
-    p.add_argument("--format", choices=("text", "grouped", "json", "sarif", "github"), default="text")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "grouped", "json", "sarif", "github"),
+                   default="text", help="report format (--format is an older spelling)")
     p.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--statistics", action="store_true", help="an inventory: count per code, with its status per target")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes (suggestions never are)")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes (suggestions only with --unsafe-fixes)")
+    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply the suggestions that carry an edit")
     p.add_argument("--diff", action="store_true", help="show the safe fixes as a unified diff; write nothing")
     p.add_argument("--show-fixes", action="store_true", help="show each finding's fix or suggestion")
     p.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` for every finding (baseline)")
@@ -41,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write .portagpu_cache/")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     p.add_argument("--config", type=Path, metavar="PYPROJECT", help="use this pyproject.toml")
+    p.add_argument("--isolated", action="store_true", help="read no configuration file (defaults and this command line only)")
+    p.add_argument("--exclude", type=_patterns, metavar="PATTERNS", help="comma list of gitignore-style patterns; replaces the config's `exclude`")
+    p.add_argument("--extend-exclude", type=_patterns, default=[], metavar="PATTERNS", help="patterns to exclude as well")
+    p.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", help="e.g. 'tests/*:PG1' (repeatable); replaces the config's table")
+    p.add_argument("--extend-per-file-ignores", action="append", default=[], metavar="PATTERN:CODES", help="per-file ignores to add to the config's")
     p.add_argument("--stdin-filename", metavar="PATH", help="lint standard input as if it were PATH (editors); with --fix, print the fixed source")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude/.gitignore to paths named here too (pre-commit)")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
@@ -78,12 +89,14 @@ def _colour(stream) -> bool:
 def _diff(changed: dict[str, tuple[str, str]]) -> str:
     import difflib
 
+    from portagpu.lines import split_lines
+
     parts = []
     for path, (old, new) in sorted(changed.items()):
         parts.append(
             "".join(
                 difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+                    split_lines(old, keepends=True), split_lines(new, keepends=True), f"a/{path}", f"b/{path}"
                 )
             )
         )
@@ -107,16 +120,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from portagpu.errors import ConfigError
-    from portagpu.lint import report
-    from portagpu.lint.config import load_config, with_overrides
+    from portagpu.lint.config import LintConfig, load_config, with_overrides
     from portagpu.lint.engine import lint_paths
 
     if args.fix and args.diff:
         args.fix = True  # --fix --diff: show what would change, like ruff
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
-    start = Path(args.paths[0]) if args.paths else Path.cwd()
-    config = load_config(start if start.is_dir() else start.parent, config_file=args.config)
+    # the config is found from the first path (standard input: the name it stands for)
+    start = Path(args.stdin_filename or (args.paths[0] if args.paths else "."))
+    if args.isolated:
+        config = LintConfig(root=Path.cwd(), source="--isolated", cache=not args.no_cache)
+    else:
+        config = load_config(
+            start if start.is_dir() else start.parent, config_file=args.config, cache=not args.no_cache
+        )
     config = with_overrides(
         config,
         select=args.select,
@@ -125,36 +143,82 @@ def _run(args: argparse.Namespace) -> int:
         targets=args.target.split(",") if args.target else None,
         cache=False if args.no_cache else None,
         jobs=args.jobs,
+        exclude=args.exclude,
+        extend_exclude=args.extend_exclude,
+        per_file_ignores=args.per_file_ignores,
+        extend_per_file_ignores=args.extend_per_file_ignores,
     )
     if args.force_exclude:
         config = replace(config, force_exclude=True)
-    if args.stdin_filename:
-        return _stdin(args, config)
-    progress = _Progress(sys.stderr.isatty() and not args.quiet)
-    for path in args.paths:
-        if not os.path.lexists(path):
-            raise ConfigError(f"{path}: no such file or folder")
-    result = lint_paths(
-        args.paths,
-        config,
-        fix=args.fix or args.diff,
-        write=not args.diff,
-        add_noqa_comments=args.add_noqa,
-        progress=progress,
-    )
-    progress.clear()
+    _check_report_path(args.output_file)
+    if args.stdin_filename or args.paths == ["-"]:
+        result, source = _stdin(args, config)
+    else:
+        if "-" in args.paths:
+            raise ConfigError("`-` (standard input) cannot be combined with other paths")
+        progress = _Progress(sys.stderr.isatty() and not args.quiet)
+        for path in args.paths:
+            if not os.path.lexists(path):
+                raise ConfigError(f"{path}: no such file or folder")
+        result = lint_paths(
+            args.paths,
+            config,
+            fix=args.fix or args.diff,
+            unsafe_fixes=args.unsafe_fixes,
+            write=not args.diff,
+            add_noqa_comments=args.add_noqa,
+            progress=progress,
+        )
+        progress.clear()
+        source = None
+    return _report(args, config, result, source)
 
+
+def _check_report_path(path: str | None) -> None:
+    """-o is checked before anything is linted or written, so a typo does not
+    cost a whole run (or leave fixes written and no report)."""
+    from portagpu.errors import ConfigError
+
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ConfigError(f"{path}: cannot write the report: is a folder")
+    if not folder.is_dir():
+        raise ConfigError(f"{path}: cannot write the report: no folder {folder}")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise ConfigError(f"{path}: cannot write the report: permission denied")
+
+
+def _report(args: argparse.Namespace, config, result, source: bytes | None) -> int:
+    """Prints the report and picks the exit code. `source`: standard input's
+    text after --fix/--add-noqa, which then owns stdout (the report goes to
+    stderr, as ruff does, unless -o names a file)."""
+    from portagpu.errors import ConfigError
+    from portagpu.lint import report
+
+    if source is not None:
+        sys.stdout.flush()
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.buffer.write(source)
+        else:  # a text-only stream (an embedding program, a test)
+            sys.stdout.write(source.decode("utf-8", "replace"))
+        sys.stdout.flush()
+    default = sys.stderr if source is not None else sys.stdout
     try:
-        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout  # noqa: SIM115
+        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else default  # noqa: SIM115
     except OSError as exc:
         raise ConfigError(f"{args.output_file}: cannot write the report: {exc.strerror}") from None
     try:
         style = report.Style(_colour(out) and args.format in ("text", "grouped"))
         _emit(args, config, result, report, style, out)
     finally:
-        if out is not sys.stdout:
+        if out is not default:
             out.close()
 
+    for warning in result.warnings:
+        print(f"portagpu: warning: {warning}", file=sys.stderr)
     for missing in result.missing_checkers:
         print(f"portagpu: warning: the {missing} checkers are not installed; their rules did not run", file=sys.stderr)
     for error in result.errors:
@@ -170,35 +234,51 @@ def _run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _stdin(args: argparse.Namespace, config) -> int:
-    """Like ruff: findings on stdout; with --fix the (fixed) source on stdout
-    and the findings left on stderr."""
-    from portagpu.lint import report
-    from portagpu.lint.engine import lint_one
+def _stdin(args: argparse.Namespace, config):
+    """Standard input linted as the file --stdin-filename (or `-`): read as
+    bytes, so a BOM or a PEP 263 coding is honoured as in a file. Returns the
+    Result and, for --fix/--add-noqa, the new source in its own encoding."""
+    from portagpu.lint import meta
+    from portagpu.lint.engine import Result, lint_one
+    from portagpu.lint.fixes import encoding_for
+    from portagpu.lint.source import Undecodable, decode_source, language_of
+    from portagpu.lint.suppression import add_noqa
 
-    text = sys.stdin.read()
-    outcome = lint_one(text, args.stdin_filename, config, fix=args.fix)
-    findings = outcome.findings
-    if args.fix:
-        sys.stdout.write(outcome.new_text if outcome.new_text is not None else text)
-        stream = sys.stderr
-    else:
-        stream = sys.stdout
-    if args.format == "json":
-        stream.write(report.format_json(findings, config.rules()) + "\n")
-    elif args.format == "sarif":
-        stream.write(report.format_sarif(findings, config.rules()) + "\n")
-    elif args.format == "github":
-        if findings:
-            stream.write(report.format_github(findings) + "\n")
-    elif findings:
-        formatter = report.format_grouped if args.format == "grouped" else report.format_text
-        stream.write(formatter(findings, report.Style(_colour(stream)), show_fixes=args.show_fixes) + "\n")
+    name = args.stdin_filename or "-"
+    language = language_of(name) or "python"
+    stream = sys.stdin
+    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8", "surrogateescape")
+    rules = config.rules()
+    result = Result(rules=rules, files=1, parsed=1)
+    text = decode_source(data, language)
+    if isinstance(text, Undecodable):
+        by_id = {r.id: r for r in rules}
+        found = meta.meta_finding(text.code, name, text.detail, line=text.line, col=text.col, rules=by_id)
+        result.findings = [found] if found.code in by_id else []
+        return result, (data if args.fix or args.add_noqa else None)
+    outcome = lint_one(text, name, config, fix=args.fix or args.diff, unsafe_fixes=args.unsafe_fixes)
+    result.findings = outcome.findings
     if outcome.error:
-        print(f"portagpu: error: {args.stdin_filename}: {outcome.error}", file=sys.stderr)
-    if args.exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if findings or outcome.error else EXIT_OK
+        result.errors.append(f"{name}: {outcome.error}")
+    new_text = text
+    if outcome.new_text is not None:
+        new_text = outcome.new_text
+        result.fixed, result.fixed_by_path[name] = outcome.fixed, outcome.fixed
+        result.changed[name] = (text, new_text)
+    if args.add_noqa:
+        todo = [f for f in result.findings if f.code not in meta.META_CODES]
+        new_text = add_noqa(text, todo, language)
+        result.findings = [f for f in result.findings if f.code in meta.META_CODES]
+        if new_text != text:
+            result.noqa_added = len({(f.line, f.code) for f in todo})
+            result.changed[name] = (text, new_text)
+    if not (args.fix or args.add_noqa) or args.diff:
+        return result, None
+    try:
+        return result, new_text.encode(encoding_for(data, language))
+    except (UnicodeEncodeError, LookupError) as exc:
+        result.errors.append(f"{name}: fixed text cannot be written in its encoding: {exc}")
+        return result, data
 
 
 def _emit(args, config, result, report, style, out) -> None:
@@ -244,5 +324,8 @@ def _summary(args, result, style, out) -> None:
         out.write(f"Found {len(findings)} finding(s) in {len({f.path for f in findings})} file(s).\n")
         if fixable and not args.fix:
             out.write(f"{style.cyan('[*]')} {fixable} fixable with `portagpu lint --fix`.\n")
+        hidden = sum(1 for f in findings if f.fix is not None and f.fix.applicability != "safe" and f.fix.edits)
+        if hidden and not args.unsafe_fixes:
+            out.write(f"({hidden} more fixable with `--fix --unsafe-fixes`: suggestions, review them.)\n")
     elif not (args.fix and result.fixed):
         out.write(f"{style.green('All checks passed!')} ({result.files} file{'' if result.files == 1 else 's'})\n")

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from portagpu.cuda.pystrings import Mapped, Pos, literal, placeholder
+from portagpu.lines import split_lines
 
 # callee name -> (positional index, keyword) of each CUDA-source argument, and
 # whether that argument is a whole translation unit or a statement fragment.
@@ -36,8 +37,8 @@ HIP_GUARD = re.compile(r"\bversion\.hip\b|\bis_hip\b|\bis_rocm\b|\bUSE_ROCM\b|\b
 
 @dataclass
 class EmbeddedSource:
-    call: ast.Call
-    callee: str
+    call: ast.AST  # the kernel-building call (or, for a free string, the expression)
+    callee: str  # "" for a string that reaches no known call
     argument: str  # which argument the source came from
     mapped: Mapped
     whole: bool  # full translation unit (False: ElementwiseKernel fragment)
@@ -90,6 +91,14 @@ class _Resolver:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "format"):
             return self._format(self.resolve(node.func.value, depth + 1), node)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "replace" and len(node.args) >= 2):
+            return _replace(self.resolve(node.func.value, depth + 1), node.args[0], node.args[1])
+        if isinstance(node, ast.Call) and _callee(node) == "Template" and len(node.args) == 1:
+            return _template(self.resolve(node.args[0], depth + 1))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("substitute", "safe_substitute")):
+            return self.resolve(node.func.value, depth + 1)
         if isinstance(node, ast.Name):
             bound = self._binding(node)
             if bound is not None:
@@ -188,6 +197,34 @@ class _Resolver:
         return max(candidates, key=lambda n: (n.lineno, n.col_offset)).value
 
 
+def _replace(text: Mapped, old: ast.AST, new: ast.AST) -> Mapped:
+    """`src.replace("NAME", "gen")` with literal arguments; anything else keeps src."""
+    if not (isinstance(old, ast.Constant) and isinstance(old.value, str) and old.value
+            and isinstance(new, ast.Constant) and isinstance(new.value, str)):
+        return text
+    out, i = Mapped(), 0
+    for m in re.finditer(re.escape(old.value), text.text):
+        out = out + Mapped(text.text[i:m.start()], text.pos[i:m.start()])
+        out = out + Mapped.synthetic(new.value, text.pos[m.start()])
+        i = m.end()
+    out = out + Mapped(text.text[i:], text.pos[i:])
+    out.unknown = text.unknown + out.unknown
+    return out
+
+
+def _template(text: Mapped) -> Mapped:
+    """A string.Template: `$name` and `${name}` become placeholders, `$$` a `$`."""
+    out, i = Mapped(), 0
+    for m in re.finditer(r"\$(?:\$|\{(\w+)\}|(\w+))", text.text):
+        out = out + Mapped(text.text[i:m.start()], text.pos[i:m.start()])
+        at = text.pos[m.start()] or (1, 1)
+        out = out + (Mapped("$", [at]) if m.group(0) == "$$" else placeholder(m.group(0), at))
+        i = m.end()
+    out = out + Mapped(text.text[i:], text.pos[i:])
+    out.unknown = text.unknown + out.unknown
+    return out
+
+
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     parents = {}
     for node in ast.walk(tree):
@@ -216,15 +253,16 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
     """Every CUDA source argument of a kernel-building call, resolved as far as possible."""
     if not any(name in text for name in SOURCE_ARGS):
         return
-    lines = text.splitlines(keepends=True)
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _callee(node) in SOURCE_ARGS]
+    if not calls:
+        return  # the names were words in text, not calls: no parent map to build
+    lines = split_lines(text, keepends=True)  # Python's line model, as ast counts
     parents = _parents(tree)
     resolver = _Resolver(lines, tree, parents)
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
+    for call in calls:
         callee = _callee(call)
-        spec = SOURCE_ARGS.get(callee)
-        if spec is None or hip_guarded(call, parents, guard_names):
+        spec = SOURCE_ARGS[callee]
+        if hip_guarded(call, parents, guard_names):
             continue
         keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
         for index, keyword, fragment in spec:
@@ -241,3 +279,98 @@ def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
                               + Mapped.synthetic(FRAGMENT_SUFFIX))
                 yield EmbeddedSource(call, callee, keyword, mapped, not fragment,
                                      resolver.literal_node(item))
+
+
+# A str literal holding one of these, with code punctuation, is CUDA C source
+# even where it reaches no kernel-building call directly (a module constant
+# handed to a wrapper class, a code generator's template, a prompt library).
+CUDA_CODE_MARKERS = ("__global__", "__device__", "threadIdx", "__shfl", "__syncthreads", "__ballot")
+_TEMPLATE_METHODS = frozenset({"format", "replace", "substitute", "safe_substitute"})
+
+
+def _plainly_cuda_literals(tree: ast.Module) -> Iterator[ast.AST]:
+    """String literals and f-strings (not their parts) holding plain CUDA."""
+    parts: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts.update(id(v) for v in node.values)
+            value = "".join(
+                v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            value = node.value
+        else:
+            continue
+        if plainly_cuda(value):
+            yield node
+
+
+def plainly_cuda(value: str) -> bool:
+    if "__global__" in value or "__device__" in value:
+        return "(" in value
+    return ";" in value and any(marker in value for marker in CUDA_CODE_MARKERS)
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _template_expression(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The expression that turns a literal into source: `+` chains, `%`,
+    `.format(...)`, `.replace(...)`, `string.Template(...)`, `.substitute(...)`."""
+    while True:
+        parent = parents.get(node)
+        if isinstance(parent, ast.BinOp) and (
+            isinstance(parent.op, ast.Add) or (isinstance(parent.op, ast.Mod) and parent.left is node)
+        ):
+            node = parent
+        elif isinstance(parent, ast.Attribute) and parent.attr in _TEMPLATE_METHODS and isinstance(
+            parents.get(parent), ast.Call
+        ):
+            node = parents[parent]
+        elif isinstance(parent, ast.Call) and _callee(parent) == "Template" and node in parent.args:
+            node = parent
+        else:
+            return node
+
+
+def _template_uses(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> dict[str, ast.AST]:
+    """name -> the first template expression built from it (`SRC.format(...)`)."""
+    uses: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in uses:
+            expr = _template_expression(node, parents)
+            if expr is not node:
+                uses[node.id] = expr
+    return uses
+
+
+def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
+                      ) -> Iterator[EmbeddedSource]:
+    """String literals that are plainly CUDA source, wherever they are, with the
+    template that fills them in resolved as far as possible."""
+    if not any(marker in text for marker in CUDA_CODE_MARKERS):
+        return
+    found = list(_plainly_cuda_literals(tree))
+    if not found:
+        return  # the markers sat in comments or prose: no parent map to build
+    lines = split_lines(text, keepends=True)
+    parents = _parents(tree)
+    resolver = _Resolver(lines, tree, parents)
+    docstrings = _docstrings(tree)
+    uses: dict[str, ast.AST] | None = None
+    for node in found:
+        if id(node) in docstrings or hip_guarded(node, parents, guard_names):
+            continue
+        expr = _template_expression(node, parents)
+        target = parents.get(expr)
+        if isinstance(target, ast.Assign) and len(target.targets) == 1 and isinstance(target.targets[0], ast.Name):
+            uses = _template_uses(tree, parents) if uses is None else uses
+            expr = uses.get(target.targets[0].id, expr)
+        yield EmbeddedSource(expr, "", "string", resolver.resolve(expr), True, node if isinstance(node, ast.Constant) else None)

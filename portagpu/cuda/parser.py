@@ -7,11 +7,13 @@ stay light; the Parser and Language are built once per process.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from portagpu.errors import PortagpuError
+from portagpu.lines import line_starts_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from tree_sitter import Node, Parser, Tree
@@ -34,8 +36,13 @@ def get_parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 def parse(text: str | bytes) -> Tree:
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if b"\r" in data:  # a lone \r ends a line for a C compiler; tree-sitter wants \n (same length)
+        data = _LONE_CR.sub(b"\n", data)
     return get_parser().parse(data)
 
 
@@ -90,11 +97,7 @@ class LineIndex:
         self.ascii = text.isascii()
         data = text.encode("utf-8", "surrogatepass")
         self.data = data
-        self.starts = [0]
-        pos = data.find(b"\n")
-        while pos >= 0:
-            self.starts.append(pos + 1)
-            pos = data.find(b"\n", pos + 1)
+        self.starts = line_starts_bytes(data)  # \r\n, \r, \n: the linter's one model
 
     def position(self, byte_offset: int) -> tuple[int, int]:
         row = bisect.bisect_right(self.starts, byte_offset) - 1

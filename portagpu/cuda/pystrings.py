@@ -69,8 +69,9 @@ class _Cursor:
 
     def take(self, n: int = 1) -> str:
         out = self.src[self.i:self.i + n]
-        for ch in out:
-            if ch == "\n":
+        for k, ch in enumerate(out, self.i):
+            # a line ends at \n, or at a \r not followed by \n (Python's model)
+            if ch == "\n" or (ch == "\r" and self.src[k + 1:k + 2] != "\n"):
                 self.line, self.col = self.line + 1, 1
             else:
                 self.col += 1
@@ -120,7 +121,7 @@ def literal(source_lines: list[str], node: ast.AST, fexpr=None) -> Mapped | None
             cur.take(2)
             continue
         if ch == "#":
-            while not cur.done() and cur.peek() != "\n":
+            while not cur.done() and cur.peek() not in ("\n", "\r"):
                 cur.take()
             continue
         prefix = _PREFIX.match(src, cur.i).group(0)

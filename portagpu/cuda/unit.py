@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from portagpu.cuda.parser import LineIndex, parse, text_of, walk
+from portagpu.lines import line_starts_bytes
 
 # Macros whose presence in an #if/#ifdef/#elif condition marks code written for HIP;
 # such a conditional block, with its #else/#elif counterparts, is not a finding.
@@ -41,44 +43,96 @@ class Hit:
     replacement: str | None = None  # a suggested edit of exactly [start, end)
 
 
-def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Byte spans of #if chains whose condition names a HIP guard macro.
+# Besides those names, a condition is a vendor switch when it names a macro
+# spelled like one (USE_ROCM, MMCV_WITH_HIP, BNB_HIP, GGML_USE_HIP,
+# TENSORFLOW_USE_ROCM, __AMDGCN_WAVEFRONT_SIZE, __GFX9__, __gfx90a__) or tests
+# the warp width (`#if WARP_SIZE == 64`).
+_SWITCH_NAME = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|ROCm|AMD|AMDGPU|AMDGCN|HCC|GFX\d*)(?:_|$)|^__gfx\w+__$")
+_WIDTH_TEST = re.compile(r"\b\w*(?:WARP|WAVE|[Ww]arp|[Ww]ave)\w*\s*(?:==|!=|>=|<=|>|<)\s*(?:32|64)\b")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
-    Only directive lines are read (conditional nesting), so it works even where
-    a conditional splits a C construct and tree-sitter cannot build a tree.
-    """
-    if not macros or "#" not in text:
-        return []
-    names = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\b")
+
+def is_switch_condition(condition: str, names: frozenset[str] = frozenset()) -> bool:
+    """Does an #if/#elif condition select code by GPU vendor or warp width?"""
+    if _WIDTH_TEST.search(condition):
+        return True
+    return any(word in names or _SWITCH_NAME.search(word) for word in _IDENT.findall(condition))
+
+
+def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     stack: list[list[Any]] = []  # [chain start, guarded?]
-    offset = 0
-    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    data = text.encode("utf-8", "surrogatepass")
+    starts = line_starts_bytes(data)  # \r\n, \r and \n end a line, as for a compiler
+    ends = [_content_end(data, following) for following in starts[1:]] + [len(data)]
     i = 0
-    while i < len(lines):
-        raw = lines[i]
-        start = offset
+    while i < len(starts):
+        start = starts[i]
+        raw = data[start:ends[i]]
         # join backslash continuations of a directive
-        while raw.endswith(b"\\") and i + 1 < len(lines):
-            offset += len(lines[i]) + 1
+        while raw.endswith(b"\\") and i + 1 < len(starts):
             i += 1
-            raw = raw[:-1] + b" " + lines[i]
+            raw = raw[:-1] + b" " + data[starts[i]:ends[i]]
         line = raw.decode("utf-8", "replace")
         match = _DIRECTIVE.match(line) if "#" in line else None
         if match:
             kind, rest = match.group(1), match.group(2)
             if kind.startswith("if"):
-                stack.append([start, bool(names.search(rest))])
+                stack.append([start, is_switch_condition(rest, names)])
             elif kind.startswith("elif"):
-                if stack and names.search(rest):
+                if stack and is_switch_condition(rest, names):
                     stack[-1][1] = True
             elif kind == "endif" and stack:
                 chain_start, guarded = stack.pop()
                 if guarded:
-                    spans.append((chain_start, offset + len(lines[i])))
-        offset += len(lines[i]) + 1
+                    spans.append((chain_start, ends[i]))
         i += 1
     return spans
+
+
+def _content_end(data: bytes, next_start: int) -> int:
+    """Where a line's text ends, given where the next line starts."""
+    if data[next_start - 2:next_start] == b"\r\n":
+        return next_start - 2
+    return next_start - 1
+
+
+def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Byte spans of #if chains whose condition is a vendor switch (a HIP guard
+    macro of `macros`, or one named like it, or a warp-width test), both
+    branches. A macro #defined only inside such chains (`HAVE_CP_ASYNC` under
+    `#if !defined(GGML_USE_HIP)`) is a switch too.
+
+    Only directive lines are read (conditional nesting), so it works even where
+    a conditional splits a C construct and tree-sitter cannot build a tree.
+    """
+    if "#" not in text:
+        return []
+    names = frozenset(macros)
+    spans = _conditional_chains(text, names)
+    if not spans:
+        return spans
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for match in _DEFINE.finditer(text):
+        at = len(text[: match.start()].encode("utf-8", "surrogatepass")) if not text.isascii() else match.start()
+        (inside if any(a <= at < b for a, b in spans) else outside).add(match.group(1))
+    derived = inside - outside - names
+    if derived:
+        spans = _conditional_chains(text, names | derived)
+    return _merged(spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping: a guarded chain nested in another is inside it."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 # a conditional directive with its backslash continuations
@@ -97,7 +151,7 @@ def loose_error_bytes(root: Any) -> tuple[int, int | None]:
     under ERROR nodes), and where the first such ERROR starts. Comments are not
     code: a long comment block inside an ERROR must not make a file look broken."""
     loose, first = 0, None
-    for node in walk(root):
+    for node in _error_nodes(root):
         if node.type != "ERROR":
             continue
         for child in node.children:
@@ -118,12 +172,28 @@ def parse_preferring_structure(text: str) -> Any:
     tree = parse(text)
     if not tree.root_node.has_error or "#" not in text:
         return tree
+    tree_loose = loose_error_bytes(tree.root_node)[0]
+    if not tree_loose:  # only tokens tree-sitter invented: the structure stands
+        return tree
     data = text.encode("utf-8", "surrogatepass")
     flat_data = blank_conditionals(data)
     if flat_data == data:
         return tree
     flat = parse(flat_data)
-    return flat if loose_error_bytes(flat.root_node)[0] < loose_error_bytes(tree.root_node)[0] else tree
+    return flat if loose_error_bytes(flat.root_node)[0] < tree_loose else tree
+
+
+def _error_nodes(root: Any, named: bool = True) -> Iterator[Any]:
+    """The nodes of subtrees that hold an error (ERROR or MISSING), the
+    error-free ones skipped: most of a big file is never visited."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.has_error and not node.is_missing:
+            continue
+        if node.is_named or not named:
+            yield node
+        stack.extend(reversed(node.children))
 
 
 class CudaUnit:
@@ -134,10 +204,57 @@ class CudaUnit:
         self.tree = parse_preferring_structure(text)
         self.root = self.tree.root_node
         self.index = LineIndex(text)
-        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + tuple(guard_macros))
+        self.guard_macros = tuple(guard_macros)
+        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + self.guard_macros)
         self.by_type: dict[str, list[Any]] = defaultdict(list)
         for node in walk(self.root):
             self.by_type[node.type].append(node)
+        self.in_macros = False  # True for the unit of macro bodies (macro_unit)
+
+    @cached_property
+    def macro_unit(self) -> CudaUnit | None:
+        """The bodies of function-like `#define`s as code, or None if there are
+        none. tree-sitter keeps a macro body as opaque text, so a shuffle loop
+        written as a macro would go unseen. This unit's text is the original
+        with every byte outside those bodies blanked (line breaks kept), each
+        `#define NAME(params)` turned into `void NAME(){` in the room it
+        leaves, continuation backslashes blanked and a `}` after the body:
+        byte offsets are the original's, so hits, positions and edits carry
+        over unchanged (positions and guards come from the original)."""
+        defs = self.nodes("preproc_function_def")
+        if not defs:
+            return None
+        data = self.index.data
+        out = bytearray(b if b in (10, 13) else 32 for b in data)
+        for node in defs:
+            name, body = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None or body is None:
+                continue
+            head = b"void " + data[name.start_byte:name.end_byte] + b"(){"
+            if len(head) > body.start_byte - node.start_byte:
+                continue
+            out[node.start_byte:node.start_byte + len(head)] = head
+            code = re.sub(rb"\\(?=\r\n|\r|\n)", b" ", data[body.start_byte:body.end_byte])
+            out[body.start_byte:body.end_byte] = code
+            if body.end_byte < len(out):
+                out[body.end_byte] = ord("}")  # over the line break that ends the directive
+            else:
+                out += b"}"
+        unit = CudaUnit(bytes(out).decode("utf-8", "surrogatepass"), self.guard_macros)
+        unit.index, unit.guards, unit.in_macros = self.index, self.guards, True
+        return unit
+
+    def units(self) -> list[CudaUnit]:
+        """This unit, then its macro bodies' (if any): what checkers run over."""
+        return [self] if self.macro_unit is None else [self, self.macro_unit]
+
+    def editable(self, start: int, end: int) -> bool:
+        """May [start, end) be replaced? Not across a line break inside a macro
+        body, where it would drop the continuation backslash."""
+        if not self.in_macros:
+            return True
+        chunk = self.index.data[start:end]
+        return b"\n" not in chunk and b"\r" not in chunk
 
     # -- queries ---------------------------------------------------------------
     def nodes(self, *types: str) -> list[Any]:
@@ -148,7 +265,13 @@ class CudaUnit:
         return out
 
     def is_guarded(self, start: int) -> bool:
-        return any(a <= start < b for a, b in self.guards)
+        # guards are sorted and disjoint (guarded_spans merges nested chains)
+        index = bisect_right(self._guard_starts, start) - 1
+        return index >= 0 and start < self.guards[index][1]
+
+    @cached_property
+    def _guard_starts(self) -> list[int]:
+        return [a for a, _ in self.guards]
 
     def unguarded(self, hits: Iterable[Hit]) -> Iterator[Hit]:
         """One checker's hits outside HIP-guarded code, each span once."""
@@ -297,6 +420,8 @@ def declared_type(decl: Any) -> str:
 THIRTY_TWO_BIT_TYPES = frozenset({
     "unsigned", "unsigned int", "int", "signed", "signed int", "uint32_t", "int32_t",
     "uint", "std::uint32_t", "std::int32_t", "unsigned long int32", "long", "unsigned long",
+    # the usual project typedefs of a 32-bit word (`typedef unsigned int U32;`)
+    "U32", "u32", "uint32", "UINT32", "S32", "s32", "int32", "INT32",
 })
 # `long` is 64-bit on LP64 Linux, but not on Windows where CUDA also builds: keep it out.
 THIRTY_TWO_BIT_TYPES = THIRTY_TWO_BIT_TYPES - {"long", "unsigned long", "unsigned long int32"}
@@ -318,6 +443,116 @@ def int_value(node: Any) -> tuple[int, str] | None:
     if node is None or node.type != "number_literal":
         return None
     return parse_int(text_of(node))
+
+
+_FOLDABLE = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None, ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "|": lambda a, b: a | b, "&": lambda a, b: a & b,
+}
+
+
+def const_value(node: Any, depth: int = 0) -> int | None:
+    """The value of an integer constant expression of literals (`32 - 1`, `(1U << 5)`)."""
+    node = unwrap(node)
+    if node is None or depth > 8:
+        return None
+    if node.type == "number_literal":
+        parsed = int_value(node)
+        return parsed[0] if parsed else None
+    if node.type == "binary_expression":
+        op = node.child_by_field_name("operator")
+        fold = _FOLDABLE.get(text_of(op)) if op is not None else None
+        left = const_value(node.child_by_field_name("left"), depth + 1)
+        right = const_value(node.child_by_field_name("right"), depth + 1)
+        return fold(left, right) if fold and left is not None and right is not None else None
+    return None
+
+
+_FLOAT_LITERAL = re.compile(r"(\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?[fFlL]?")
+
+
+def float_value(node: Any) -> float | None:
+    """The value of a floating literal (`32.f`, `32.0f`, `32.`); None for
+    anything else, integers included."""
+    node = unwrap(node)
+    if node is None or node.type != "number_literal":
+        return None
+    text = text_of(node)
+    if "." not in text and not text.endswith(("f", "F")) or text.startswith(("0x", "0X")):
+        return None
+    match = _FLOAT_LITERAL.fullmatch(text)
+    return float(text.rstrip("fFlL")) if match else None
+
+
+_CONST_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|\s*(<<|>>|[-+*|&()])|\s*([A-Za-z_]\w*)")
+
+
+def eval_constant_text(text: str, lookup: Any = None, depth: int = 0) -> int | None:
+    """A #define value's integer, macros expanded through `lookup(name) -> text`:
+    `(1U << LOG2_WARP)` with LOG2_WARP 5 is 32. None when not a constant."""
+    tokens: list[str] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        match = _CONST_TOKEN.match(text, pos)
+        if match is None:
+            return None
+        number, op, name = match.groups()
+        if name is not None:
+            value = lookup(name) if lookup is not None and depth < 4 else None
+            inner = eval_constant_text(value, lookup, depth + 1) if value else None
+            if inner is None:
+                return None
+            tokens.append(str(inner))
+        else:
+            parsed = parse_int(number) if number else None
+            if number and parsed is None:
+                return None
+            tokens.append(str(parsed[0]) if parsed else op)
+        pos = match.end()
+    if not tokens:
+        return None
+    try:
+        return _eval_tokens(tokens)
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def _eval_tokens(tokens: list[str]) -> int | None:
+    """Precedence climbing over + - * << >> & | and parentheses."""
+    levels = (("|",), ("&",), ("<<", ">>"), ("+", "-"), ("*",))
+    pos = 0
+
+    def atom() -> int:
+        nonlocal pos
+        token = tokens[pos]
+        pos += 1
+        if token == "(":
+            value = expr(0)
+            if tokens[pos] != ")":
+                raise ValueError(")")
+            pos += 1
+            return value
+        if token == "-":
+            return -atom()
+        return int(token)
+
+    def expr(level: int) -> int:
+        nonlocal pos
+        if level == len(levels):
+            return atom()
+        value = expr(level + 1)
+        while pos < len(tokens) and tokens[pos] in levels[level]:
+            op = tokens[pos]
+            pos += 1
+            value = _FOLDABLE[op](value, expr(level + 1))
+            if value is None:
+                raise ValueError(op)
+        return value
+
+    result = expr(0)
+    return result if pos == len(tokens) else None
 
 
 def parse_int(text: str) -> tuple[int, str] | None:

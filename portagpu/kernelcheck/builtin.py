@@ -188,6 +188,7 @@ def record_rows(target: Target) -> tuple[list[KernelSpec], list[CudaSpec], list[
     notes: list[str] = []
     real_launch = portagpu.launch
     portagpu.launch = recorder
+    prepared = _record_prepared_launches(recorder)
     try:
         with _as_vendor(target):
             for name, entry in _tuning.table().items():
@@ -222,4 +223,41 @@ def record_rows(target: Target) -> tuple[list[KernelSpec], list[CudaSpec], list[
                                 continue  # this family has no such implementation for this dtype
     finally:
         portagpu.launch = real_launch
+        prepared()
     return list(recorder.specs), list(recorder.cuda.values()), notes
+
+
+def _record_prepared_launches(recorder: _LaunchRecorder) -> Any:
+    """portagpu.kernels also launch through plans made by `prepare_launch`
+    (imported by name into each kernel module): swap it for one that records,
+    with no plan cached before or after. Returns the function that undoes it."""
+    import sys
+
+    from portagpu.kernels import _dispatch
+    from portagpu.runtime import dispatch
+
+    real = dispatch.prepare_launch
+
+    def recording(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ...],
+                  num_warps: int | None = None, meta: dict | None = None,
+                  device: Any = None) -> Any:
+        def go(*tensors: Any) -> None:
+            full = list(args)
+            for position, value in zip(varying, tensors, strict=True):
+                full[position] = value
+            recorder(kernel, grid, *full, num_warps=num_warps, **dict(meta or {}))
+
+        return go
+
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("portagpu.kernels.") and getattr(m, "prepare_launch", None) is real]
+    for module in modules:
+        module.prepare_launch = recording
+    _dispatch.forget_plans()
+
+    def undo() -> None:
+        for module in modules:
+            module.prepare_launch = real
+        _dispatch.forget_plans()
+
+    return undo

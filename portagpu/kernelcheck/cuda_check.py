@@ -125,7 +125,9 @@ def _compile_for(source: str, options: tuple[str, ...], target: Target) -> dict[
                 *[o for o in options if o.startswith(("-D", "-I"))],
             ]
             arch, note = target.name, ""
-            result = compile_check.compile_hip(path, arch, text, flags=flags)
+            result = compile_check.compile_hip(
+                path, arch, text, flags=compile_check.CompileFlags(extra=tuple(flags))
+            )
             if (
                 result.status == "failed"
                 and "invalid target ID" in result.log
@@ -136,7 +138,9 @@ def _compile_for(source: str, options: tuple[str, ...], target: Target) -> dict[
                     f"compiled as {arch}: this hipcc's clang predates the name {target.name} "
                     "(same CDNA3 ISA)"
                 )
-                result = compile_check.compile_hip(path, arch, text, flags=flags)
+                result = compile_check.compile_hip(
+                path, arch, text, flags=compile_check.CompileFlags(extra=tuple(flags))
+            )
             facts: dict[str, Any] = {
                 "compiler": f"hipcc {_compiler_version('hipcc')}",
                 "note": note,
@@ -162,7 +166,9 @@ def _compile_for(source: str, options: tuple[str, ...], target: Target) -> dict[
             *_defines(target),
             *[o for o in options if o.startswith(("-D", "-I"))],
         ]
-        result = compile_check.compile_cuda(path, flags=flags)
+        result = compile_check.compile_cuda(
+            path, flags=compile_check.CompileFlags(extra=tuple(flags))
+        )
         facts = {"compiler": f"nvcc {_compiler_version('nvcc')}", "seconds": result.seconds}
         if result.status == "failed" and "Unsupported gpu architecture" in result.log:
             return {

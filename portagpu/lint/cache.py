@@ -1,25 +1,29 @@
 """Findings cached by file content, so an unchanged tree re-lints at once.
 
-One pickle per (portagpu version, rule set + settings + checker code) under
-`.portagpu_cache/`; entries are keyed by a hash of the file's real path and
-bytes. A stat index (mtime_ns, size, inode -> that hash) lets an unchanged
+One JSON file per (portagpu version, rule set + settings + checker code)
+under `.portagpu_cache/`; entries are keyed by a hash of the file's real path
+and bytes. A stat index (mtime_ns, size, inode -> that hash) lets an unchanged
 file skip even the read, as ruff's cache does; a file modified within the
 last two seconds is not indexed (its mtime may not yet tell edits apart).
-Written atomically; a corrupt or foreign cache file is ignored."""
+
+The cache lives in the linted tree, so anyone who can write there can plant
+one: it is plain data (never pickle, which runs code when read), checked
+for its format version and shape; a file that fails is named in a warning
+and ignored. Written atomically."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from portagpu.lint.model import Finding
+from portagpu.lint.model import Edit, Finding, Fix
 
-_FORMAT = 2
+_FORMAT = 3  # 2 was a pickle
 _RACY_SECONDS = 2.0
 _KEEP_FILES = 8  # cache files of other rule sets kept per version
 
@@ -38,13 +42,14 @@ class FindingsCache:
 
         self.enabled = enabled
         self.folder = directory / __version__
-        self.file = self.folder / f"{fingerprint}.pickle"
+        self.file = self.folder / f"{fingerprint}.json"
         self._old: dict[bytes, tuple[Finding, ...]] = {}
         self._new: dict[bytes, tuple[Finding, ...]] = {}
         self._old_stats: dict[str, tuple[int, int, int, bytes]] = {}
         self._stats: dict[str, tuple[int, int, int, bytes]] = {}
         self._visited: set[str] = set()
         self.hits = 0
+        self.warnings: list[str] = []  # cache files that were ignored, and why
         self._now = time.time()
         if enabled:
             self._old, self._old_stats = self._read()
@@ -52,12 +57,21 @@ class FindingsCache:
     def _read(self):
         try:
             with open(self.file, "rb") as fh:
-                fmt, entries, stats = pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+                raw = fh.read()
+        except FileNotFoundError:
             return {}, {}
-        if fmt != _FORMAT or not isinstance(entries, dict) or not isinstance(stats, dict):
+        except OSError as exc:
+            self.warnings.append(
+                f"{self.file}: cannot read the lint cache ({exc.strerror}); ignored"
+            )
             return {}, {}
-        return entries, stats
+        try:
+            return decode(json.loads(raw))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            self.warnings.append(
+                f"{self.file}: not a portagpu {_FORMAT} lint cache ({exc}); ignored"
+            )
+            return {}, {}
 
     def key_from_stat(self, real_path: str, st: os.stat_result) -> bytes | None:
         """The content key recorded for this exact (mtime, size, inode), if any."""
@@ -111,20 +125,114 @@ class FindingsCache:
             top = self.folder.parent
             tag = top / "CACHEDIR.TAG"
             if not tag.exists():
-                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# portagpu lint cache\n")
+                tag.write_text(
+                    "Signature: 8a477f597d28d172789f06886806bc55\n# portagpu lint cache\n"
+                )
                 (top / ".gitignore").write_text("# created by portagpu lint\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pickle")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((_FORMAT, entries, stats), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(encode(entries, stats), fh, separators=(",", ":"))
             os.replace(tmp, self.file)
             self._prune()
         except OSError:
             pass  # a read-only tree still lints, just without a cache
 
     def _prune(self) -> None:
-        files = sorted(self.folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        files = [p for p in self.folder.glob("*.json") if not p.name.startswith("rules-")]
+        files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         for stale in files[_KEEP_FILES:]:
             try:
                 stale.unlink()
             except OSError:
                 pass
+
+
+# --- the file format: plain JSON, every field checked on the way in ---------------
+
+
+def encode(
+    entries: dict[bytes, tuple[Finding, ...]], stats: dict[str, tuple[int, int, int, bytes]]
+) -> dict:
+    return {
+        "format": _FORMAT,
+        "entries": {key.hex(): [_finding_out(f) for f in found] for key, found in entries.items()},
+        "stats": {path: [m, size, ino, key.hex()] for path, (m, size, ino, key) in stats.items()},
+    }
+
+
+def decode(
+    data: object,
+) -> tuple[dict[bytes, tuple[Finding, ...]], dict[str, tuple[int, int, int, bytes]]]:
+    """Raises ValueError/TypeError/KeyError/IndexError on anything else."""
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise ValueError(
+            f"format {data.get('format') if isinstance(data, dict) else type(data).__name__!r}"
+        )
+    raw_entries, raw_stats = data["entries"], data["stats"]
+    if not isinstance(raw_entries, dict) or not isinstance(raw_stats, dict):
+        raise TypeError("entries and stats must be tables")
+    entries = {
+        bytes.fromhex(key): tuple(_finding_in(f) for f in _list(found))
+        for key, found in raw_entries.items()
+    }
+    stats = {}
+    for path, record in raw_stats.items():
+        mtime, size, ino, key = _list(record, 4)
+        stats[_str(path)] = (_int(mtime), _int(size), _int(ino), bytes.fromhex(_str(key)))
+    return entries, stats
+
+
+def _finding_out(f: Finding) -> list:
+    fix = None
+    if f.fix is not None:
+        edits = [[e.line, e.col, e.end_line, e.end_col, e.content] for e in f.fix.edits]
+        fix = [f.fix.applicability, f.fix.message, edits]
+    return [f.line, f.col, f.end_line, f.end_col, f.code, f.message, f.severity, fix]
+
+
+def _finding_in(raw: object) -> Finding:
+    line, col, end_line, end_col, code, message, severity, fix = _list(raw, 8)
+    if severity not in ("error", "warning", "info"):
+        raise ValueError(f"severity {severity!r}")
+    parsed = None
+    if fix is not None:
+        applicability, fix_message, edits = _list(fix, 3)
+        if applicability not in ("safe", "suggestion"):
+            raise ValueError(f"applicability {applicability!r}")
+        parsed = Fix(applicability, _str(fix_message), tuple(_edit_in(e) for e in _list(edits)))
+    return Finding(
+        "",
+        _int(line),
+        _int(col),
+        _int(end_line),
+        _int(end_col),
+        _str(code),
+        _str(message),
+        severity,
+        parsed,
+    )
+
+
+def _edit_in(raw: object) -> Edit:
+    line, col, end_line, end_col, content = _list(raw, 5)
+    return Edit(_int(line), _int(col), _int(end_line), _int(end_col), _str(content))
+
+
+def _list(value: object, length: int | None = None) -> list:
+    if not isinstance(value, list) or (length is not None and len(value) != length):
+        raise TypeError(
+            f"expected a list{f' of {length}' if length else ''}, got {type(value).__name__}"
+        )
+    return value
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value

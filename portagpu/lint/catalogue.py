@@ -18,7 +18,8 @@ A catalogue file holds one family of rules:
         options: {...}            # data the checker reads
         examples:
           invalid: ["torch.cuda.synchronize()"]
-          valid: ["torch.accelerator.synchronize()"]
+          valid: ["torch.accelerator.synchronize()",
+                  {code: "torch>=2.4", path: requirements.txt}]   # linted as that file
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def _examples(raw: Any, where: str) -> tuple[Example, ...]:
         if isinstance(item, str):
             out.append(Example(item))
         elif isinstance(item, dict) and isinstance(item.get("code"), str):
-            out.append(Example(item["code"], str(item.get("note", ""))))
+            out.append(Example(item["code"], str(item.get("note", "")), str(item.get("path", ""))))
         else:
-            raise ConfigError(f"{where}: an example must be a string or {{code, note}}")
+            raise ConfigError(f"{where}: an example must be a string or {{code, note, path}}")
     return tuple(out)
 
 

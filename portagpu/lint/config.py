@@ -52,6 +52,7 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()  # --exclude replaces `exclude`, never these
     targets: tuple[str, ...] = ALL_TARGETS
     guard_names: tuple[str, ...] = ()
     guard_macros: tuple[str, ...] = ()
@@ -67,6 +68,10 @@ class LintConfig:
             targets=self.targets, guard_names=self.guard_names, guard_macros=self.guard_macros
         )
 
+    def excludes(self) -> tuple[str, ...]:
+        """Every exclude pattern in force (gitignore-style, relative to root)."""
+        return self.exclude + self.extend_exclude
+
     def catalogue(self) -> tuple[Rule, ...]:
         return _catalogue(self.extend_rules, self.cache_path() if self.cache else None)
 
@@ -81,7 +86,18 @@ class LintConfig:
         )
         for _, codes in self.per_file_ignores:
             check_selectors(codes, catalogue, self.source)
-        return tuple(r for r in chosen if r.applies_to(self.targets))
+        if not chosen:  # a run that cannot find anything must not pass silently
+            raise ConfigError(
+                f"{self.source}: no rule selected (select {list(self.select + self.extend_select)}, "
+                f"ignore {list(self.ignore)})"
+            )
+        kept = tuple(r for r in chosen if r.applies_to(self.targets))
+        if not kept:
+            raise ConfigError(
+                f"{self.source}: no rule selected breaks on the targets {list(self.targets)} "
+                f"(selected: {', '.join(r.id for r in chosen[:8])}{', ...' if len(chosen) > 8 else ''})"
+            )
+        return kept
 
     def cache_path(self) -> Path:
         return (self.root / self.cache_dir).resolve()
@@ -99,14 +115,14 @@ class LintConfig:
 
 
 def _catalogue(extend: tuple[str, ...], cache_dir: Path | None) -> tuple[Rule, ...]:
-    """The rule catalogue, from a pickle when no rule file changed: parsing the
-    YAML costs more than the rest of a warm run's start-up."""
+    """The rule catalogue, from a JSON copy when no rule file changed: parsing
+    the YAML costs more than the rest of a warm run's start-up. Plain data
+    only: the copy sits in the project's cache folder, which anyone who can
+    write to the tree could plant (a pickle there would run their code)."""
     from portagpu.lint.catalogue import builtin_rule_files, load_catalogue
 
     if cache_dir is None:
         return load_catalogue(extend=extend)
-    import pickle
-
     from portagpu._version import __version__
 
     files = [str(p) for p in builtin_rule_files()] + list(extend)
@@ -115,28 +131,68 @@ def _catalogue(extend: tuple[str, ...], cache_dir: Path | None) -> tuple[Rule, .
     except OSError:
         return load_catalogue(extend=extend)  # let the loader name the missing file
     key = hashlib.blake2b(repr((__version__, stamp)).encode(), digest_size=12).hexdigest()
-    cached = cache_dir / __version__ / f"rules-{key}.pickle"
-    try:
-        with open(cached, "rb") as fh:
-            rules = pickle.load(fh)
-        if isinstance(rules, tuple) and all(isinstance(r, Rule) for r in rules):
-            return rules
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
-        pass
+    cached = cache_dir / __version__ / f"rules-{key}.json"
+    rules = _read_rules_cache(cached)
+    if rules is not None:
+        return rules
     rules = load_catalogue(extend=extend)
-    try:
-        import tempfile
+    _write_rules_cache(cached, rules)
+    return rules
 
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        for old in cached.parent.glob("rules-*.pickle"):
+
+def _rules_to_data(rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    import dataclasses
+
+    return [dataclasses.asdict(r) for r in rules]
+
+
+def _rules_from_data(data: Any) -> tuple[Rule, ...]:
+    from portagpu.lint.model import Example
+
+    out = []
+    for item in data:
+        fields = dict(item)
+        for name in ("targets", "tokens"):
+            fields[name] = tuple(str(v) for v in fields[name])
+        for name in ("invalid", "valid"):
+            fields[name] = tuple(Example(**example) for example in fields[name])
+        if not isinstance(fields["options"], dict):
+            raise TypeError("options must be a table")
+        out.append(Rule(**fields))
+    return tuple(out)
+
+
+def _read_rules_cache(path: Path) -> tuple[Rule, ...] | None:
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            return _rules_from_data(json.loads(fh.read()))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # missing or damaged: the YAML is read instead (and the copy rewritten)
+
+
+def _write_rules_cache(path: Path, rules: tuple[Rule, ...]) -> None:
+    """Only a copy that reads back equal (JSON has no int keys, no tuples in options)."""
+    import json
+    import tempfile
+
+    data = _rules_to_data(rules)
+    try:
+        if _rules_from_data(json.loads(json.dumps(data))) != rules:
+            return
+    except (TypeError, ValueError):
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob("rules-*"):
             old.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".tmp-rules-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cached)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-rules-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+        os.replace(tmp, path)
     except OSError:
         pass
-    return rules
 
 
 def _code_stamp() -> str:
@@ -208,11 +264,46 @@ def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _section(data: dict[str, Any]) -> dict[str, Any] | None:
+KNOWN_TABLES = ("lint", "kernels")  # [tool.portagpu.<name>]
+#: [tool.portagpu] settings of the compile proof (portagpu.kernelcheck), not tables
+KNOWN_SETTINGS = ("compile-for", "compile-on-failure", "kernel-cache")
+
+
+def _section(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """[tool.portagpu.lint], or None; a [tool.portagpu] that is not a table,
+    or holds an unknown or non-table entry (a typo such as `lnt`), is an error."""
     tool = data.get("tool")
     portagpu = tool.get("portagpu") if isinstance(tool, dict) else None
-    lint = portagpu.get("lint") if isinstance(portagpu, dict) else None
-    return lint if isinstance(lint, dict) else None
+    if portagpu is None:
+        return None
+    if not isinstance(portagpu, dict):
+        raise ConfigError(f"{path}: `[tool] portagpu` must be a table, not {type(portagpu).__name__}")
+    for name, value in portagpu.items():
+        if name in KNOWN_SETTINGS:
+            continue
+        if name not in KNOWN_TABLES:
+            import difflib
+
+            close = difflib.get_close_matches(name, KNOWN_TABLES + KNOWN_SETTINGS, n=1)
+            hint = f"; did you mean [tool.portagpu.{close[0]}]?" if close else ""
+            raise ConfigError(
+                f"{path}: unknown table [tool.portagpu.{name}] (known: "
+                f"{', '.join(f'[tool.portagpu.{t}]' for t in KNOWN_TABLES)}){hint}"
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: `[tool.portagpu] {name}` must be a table, not {type(value).__name__}")
+    return portagpu.get("lint")
+
+
+def check_patterns(patterns: Iterable[str], where: str, key: str) -> None:
+    """Each gitignore-style pattern must compile (`!` alone does not)."""
+    import pathspec
+
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # pathspec's errors share no base class across versions
+            raise ConfigError(f"{where}: `{key}` pattern {pattern!r} is not valid: {exc}") from None
 
 
 def find_pyproject(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -221,13 +312,13 @@ def find_pyproject(start: Path) -> tuple[Path, dict[str, Any]] | None:
     for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            section = _section(_load_toml(candidate))
+            section = _section(_load_toml(candidate), candidate)
             if section is not None:
                 return candidate, section
     return None
 
 
-def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
+def config_from_table(table: dict[str, Any], path: Path, *, cache: bool = True) -> LintConfig:
     where = str(path)
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
@@ -250,11 +341,13 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
         extend_select=_strings(table, "extend-select", where),
         ignore=_strings(table, "ignore", where),
         per_file_ignores=pfi,
-        exclude=_strings(table, "exclude", where) + _strings(table, "extend-exclude", where),
+        exclude=_strings(table, "exclude", where),
+        extend_exclude=_strings(table, "extend-exclude", where),
         targets=parse_targets(table["targets"], where) if "targets" in table else ALL_TARGETS,
         guard_names=_strings(table, "guard-names", where),
         guard_macros=_strings(table, "guard-macros", where),
         extend_rules=tuple(str((root / p).resolve()) for p in _strings(table, "extend-rules", where)),
+        cache=cache,
     )
     for key in ("respect-gitignore", "force-exclude"):
         if key in table:
@@ -265,6 +358,9 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
         if not isinstance(table["cache-dir"], str):
             raise ConfigError(f"{where}: `cache-dir` must be a string")
         config = replace(config, cache_dir=table["cache-dir"])
+    check_patterns(config.exclude, where, "exclude")
+    check_patterns(config.extend_exclude, where, "extend-exclude")
+    check_patterns((pattern for pattern, _ in config.per_file_ignores), where, "per-file-ignores")
     for rule_file in config.extend_rules:
         if not Path(rule_file).is_file():
             raise ConfigError(f"{where}: extend-rules file not found: {rule_file}")
@@ -272,17 +368,20 @@ def config_from_table(table: dict[str, Any], path: Path) -> LintConfig:
     return config
 
 
-def load_config(start: Path | None = None, *, config_file: Path | None = None) -> LintConfig:
+def load_config(
+    start: Path | None = None, *, config_file: Path | None = None, cache: bool = True
+) -> LintConfig:
     """The project's config (nearest pyproject.toml with a [tool.portagpu.lint]
-    section above `start`), or defaults rooted at the current directory."""
+    section above `start`), or defaults rooted at the current directory.
+    cache=False: no cache is read or written, not even while validating."""
     if config_file is not None:
-        section = _section(_load_toml(config_file))
-        return config_from_table(section or {}, config_file.resolve())
+        section = _section(_load_toml(config_file), config_file)
+        return config_from_table(section or {}, config_file.resolve(), cache=cache)
     found = find_pyproject(start or Path.cwd())
     if found is None:
-        return LintConfig(root=Path.cwd())
+        return LintConfig(root=Path.cwd(), cache=cache)
     path, section = found
-    return config_from_table(section, path)
+    return config_from_table(section, path, cache=cache)
 
 
 def with_overrides(
@@ -294,8 +393,15 @@ def with_overrides(
     targets: Sequence[str] | None = None,
     cache: bool | None = None,
     jobs: int | None = None,
+    exclude: Sequence[str] | None = None,
+    extend_exclude: Sequence[str] = (),
+    per_file_ignores: Sequence[str] | None = None,
+    extend_per_file_ignores: Sequence[str] = (),
 ) -> LintConfig:
-    """Command-line options on top of the file: --select replaces, the rest extend."""
+    """Command-line options on top of the file, as ruff does: --select,
+    --exclude and --per-file-ignores replace the file's, the rest extend.
+    Patterns given here are relative to the current folder; per-file-ignores
+    are `PATTERN:CODES`."""
     changes: dict[str, Any] = {}
     if select is not None:
         changes["select"] = tuple(select)
@@ -311,7 +417,48 @@ def with_overrides(
         if jobs < 1:
             raise ConfigError("-j/--jobs must be at least 1")
         changes["jobs"] = jobs
+    if exclude is not None:
+        check_patterns(exclude, "--exclude", "exclude")
+        changes["exclude"] = tuple(_from_cwd(p, config.root) for p in exclude)
+    if extend_exclude:
+        check_patterns(extend_exclude, "--extend-exclude", "extend-exclude")
+        changes["extend_exclude"] = config.extend_exclude + tuple(_from_cwd(p, config.root) for p in extend_exclude)
+    if per_file_ignores is not None:
+        changes["per_file_ignores"] = _cli_per_file(per_file_ignores, "--per-file-ignores", config.root)
+    if extend_per_file_ignores:
+        base = changes.get("per_file_ignores", config.per_file_ignores)
+        extra = _cli_per_file(extend_per_file_ignores, "--extend-per-file-ignores", config.root)
+        changes["per_file_ignores"] = base + extra
     updated = replace(config, source=f"{config.source} (with command-line options)", **changes)
-    if select is not None or extend_select or ignore:
+    if select is not None or extend_select or ignore or "per_file_ignores" in changes:
         updated.rules()
     return updated
+
+
+def _cli_per_file(items: Sequence[str], flag: str, root: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for item in items:
+        pattern, sep, codes = item.rpartition(":")
+        selectors = tuple(c.strip().upper() for c in codes.split(",") if c.strip())
+        if not sep or not pattern or not selectors:
+            raise ConfigError(f"{flag} {item!r}: expected PATTERN:CODES, e.g. 'tests/*:PG1,PG402'")
+        check_patterns([pattern], flag, "per-file-ignores")
+        out.append((_from_cwd(pattern, root), selectors))
+    return tuple(out)
+
+
+def _from_cwd(pattern: str, root: Path) -> str:
+    """A gitignore pattern typed relative to the current folder, made relative
+    to `root` (where the file's patterns are anchored). Only a pattern with a
+    slash before its end is anchored; the others match at any depth anyway."""
+    negate = pattern.startswith("!")
+    body = pattern[1:] if negate else pattern
+    if "/" not in body.rstrip("/"):
+        return pattern
+    try:
+        prefix = Path.cwd().resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return pattern  # the current folder is outside the project: as typed
+    if prefix in ("", "."):
+        return pattern
+    return ("!" if negate else "") + "/" + prefix + "/" + body.lstrip("/")

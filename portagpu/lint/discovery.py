@@ -10,10 +10,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from portagpu.fileio import not_regular
 from portagpu.lint import meta
-from portagpu.lint.source import CUDA_DOUBLE_SUFFIXES, LANGUAGE_BY_SUFFIX, language_of
+from portagpu.lint.source import (
+    CUDA_DOUBLE_SUFFIXES,
+    DEPENDENCY_SUFFIXES,
+    LANGUAGE_BY_SUFFIX,
+    language_of,
+)
 
-_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + CUDA_DOUBLE_SUFFIXES
+# DEPENDENCY_SUFFIXES are candidates only: language_of keeps requirements*.txt and pyproject.toml
+_SUFFIXES = tuple(LANGUAGE_BY_SUFFIX) + CUDA_DOUBLE_SUFFIXES + DEPENDENCY_SUFFIXES
 _SUFFIXES += tuple(s.upper() for s in _SUFFIXES)
 
 # folders nobody wants linted (ruff's defaults); applied to what the walk
@@ -55,8 +62,13 @@ class _Ignores:
         import pathspec
 
         lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-        if lines:
-            self._specs.append((os.path.abspath(base), pathspec.GitIgnoreSpec.from_lines(lines)))
+        if not lines:
+            return
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except Exception:  # a line git would not accept either (`!`): skip that line, as git does
+            spec = pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _valid_pattern(ln)])
+        self._specs.append((os.path.abspath(base), spec))
 
     def add_file(self, folder: str) -> None:
         path = os.path.join(folder, ".gitignore")
@@ -84,6 +96,16 @@ class _Ignores:
             if spec.match_file(rel):  # type: ignore[attr-defined]
                 return True
         return False
+
+
+def _valid_pattern(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:  # noqa: BLE001 - pathspec's errors share no base class across versions
+        return False
+    return True
 
 
 def _excluded_explicitly(path: str, user: _Ignores, respect_gitignore: bool) -> bool:
@@ -153,6 +175,10 @@ def discover(
         if force_exclude and _excluded_explicitly(path, user, respect_gitignore):
             continue
         if not os.path.isdir(path):
+            why = not_regular(st.st_mode)
+            if why is not None:  # a FIFO would block the read forever
+                yield Problem(shown, meta.UNREADABLE, why)
+                continue
             yield from emit(os.path.realpath(path), shown, language_of(path) or "python")
             continue
         ignores = _Ignores()
@@ -163,8 +189,13 @@ def discover(
                 # a folder named on the command line is linted even if a
                 # parent's .gitignore hides it (as ruff does)
                 ignores = _Ignores()
+        walk_user = user
+        if user.ignored(path, True):
+            # a folder the config excludes, named on the command line: lint
+            # what is inside (ruff's behaviour; --force-exclude keeps it out)
+            walk_user = _Ignores()
         where = _Where(path, os.path.realpath(path), shown, cwd)
-        yield from _walk(where, ignores, user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
+        yield from _walk(where, ignores, walk_user, respect_gitignore, frozenset({(st.st_dev, st.st_ino)}), emit)
 
 
 @dataclass(frozen=True)
@@ -238,10 +269,17 @@ def _walk(top, ignores, user, respect_gitignore, ancestors, emit):
                 child = where.child(name, os.path.realpath(path) if link else None)
                 subfolders.append((child, ignores, ancestors | {key}))
                 continue
-            language = language_of(name)
+            language = language_of(path)
             if language is None:
                 continue
             if user.ignored(path, False) or (respect_gitignore and ignores.ignored(path, False)):
+                continue
+            if not entry.is_file():  # from the directory entry: no extra system call
+                try:
+                    why = not_regular(entry.stat().st_mode) or "not a regular file"
+                except OSError as exc:
+                    why = exc.strerror or str(exc)
+                yield Problem(_display(path, cwd), meta.UNREADABLE, why)
                 continue
             real = os.path.realpath(path) if link else real_prefix + name
             yield from emit(real, shown_prefix + name, language)

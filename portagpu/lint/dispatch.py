@@ -7,11 +7,13 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import cache, lru_cache
 
 from portagpu.lint import meta
 from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
 from portagpu.lint.prescan import PreScan
+from portagpu.lint.source import is_notebook
 from portagpu.lint.suppression import apply_suppressions
 
 Checker = Callable[[str, str, Sequence[Rule], LintSettings], list[Finding]]
@@ -29,6 +31,10 @@ def _checker(language: str) -> Checker | None:
             from portagpu.lint.cuda import check_cuda_file
 
             return check_cuda_file
+        if language == "deps":
+            from portagpu.lint.deps import check_deps
+
+            return check_deps
     except ImportError:
         return None
     return None
@@ -40,8 +46,9 @@ def checker_available(language: str) -> bool:
 
 def rules_for(language: str, rules: Iterable[Rule]) -> list[Rule]:
     # a Python file may embed CUDA sources, which check_python hands to the
-    # CUDA side with the CUDA rules; a .cu file needs only the CUDA rules
-    wanted = ("python", "cuda") if language == "python" else ("cuda",)
+    # CUDA side with the CUDA rules; a .cu file needs only the CUDA rules; a
+    # dependency list gets the Python rules that also read requirement lines
+    wanted = {"python": ("python", "cuda"), "deps": ("python",)}.get(language, ("cuda",))
     return [r for r in rules if r.language in wanted and not meta.is_meta(r)]
 
 
@@ -75,12 +82,14 @@ def lint_text(
         check = _checker(language) if active else None
         if check is not None:
             findings = [f for f in _check(check, text, path, language, active, settings) if f.code in codes]
-        elif language == "python" and meta.SYNTAX_ERROR in codes:
+        elif language == "python" and meta.SYNTAX_ERROR in codes and not is_notebook(path):
             _syntax_check(text, path)
     except ParseFailure as exc:
         findings = []
         if meta.SYNTAX_ERROR in codes:
             findings.append(meta.meta_finding(meta.SYNTAX_ERROR, path, exc.message, line=exc.line, col=exc.col, rules=by_id))
+        if language == "python" and active and not is_notebook(path):
+            findings += [f for f in _salvaged(text, path, active, settings) if f.code in codes]
     except RecursionError:
         findings = internal_error(path, "nesting too deep for the checker", by_id)
     except Exception as exc:  # one bad file must not end a run over thousands
@@ -104,6 +113,26 @@ def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[s
 
 
 def _check(check: Checker, text: str, path: str, language: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    if language == "python" and is_notebook(path):
+        return _check_notebook(check, text, path, rules, settings)
+    return _check_module(check, text, path, language, rules, settings)
+
+
+def _check_notebook(check: Checker, text: str, path: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    """The code cells as one module; findings mapped back to the .ipynb text.
+    A cell that does not parse is one PG901 and the other cells are linted."""
+    from portagpu.lint import notebook
+
+    book = notebook.unwrap(text)
+    findings = notebook.to_file(book, _check_module(check, book.text, path, "python", rules, settings))
+    by_id = {r.id: r for r in rules}
+    for place, message, col in book.errors:
+        found = meta.meta_finding(meta.SYNTAX_ERROR, path, message, line=place.raw_line, rules=by_id)
+        findings.append(replace(found, cell=(place.cell, place.line, col)))
+    return findings
+
+
+def _check_module(check: Checker, text: str, path: str, language: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
     if language == "python" and NARROW:
         from portagpu.lint.narrow import narrow
 
@@ -115,6 +144,33 @@ def _check(check: Checker, text: str, path: str, language: str, rules: Sequence[
             except ParseFailure:
                 pass  # parse the whole file: the error's position is then the real one
     return check(path, text, rules, settings)
+
+
+def _salvaged(text: str, path: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
+    """The findings still visible in a .py file that does not parse (salvage.py);
+    they carry no fix: the file could not be checked after one."""
+    from dataclasses import replace
+
+    from portagpu.lint.salvage import blank_bad_lines, string_module
+
+    check = _checker("python")
+    if check is None:
+        return []
+    fixed = blank_bad_lines(text)
+    found: list[Finding] = []
+    if fixed is not None:
+        new_text, blanked = fixed
+        try:
+            found = [f for f in check(path, new_text, rules, settings) if f.line not in blanked]
+        except ParseFailure:
+            fixed = None
+    if fixed is None:
+        try:
+            from portagpu.lint.cuda import check_embedded
+        except ImportError:
+            return []
+        found = check_embedded(path, text, string_module(text), rules, settings)
+    return [replace(f, fix=None) for f in found if f.code != meta.SYNTAX_ERROR]
 
 
 def lint_source(

@@ -22,6 +22,10 @@ from portagpu.lint.prescan import PreScan
 from portagpu.lint.runner import FileOutcome, Job, Progress, Runner, run_here
 from portagpu.lint.suppression import add_noqa
 
+# the cache key of every header without device code: one entry for them all,
+# and the stat index still spares a warm run reading them
+NOT_CUDA_HEADER = b"\0plain-c-header\0"
+
 __all__ = ["PreScan", "Result", "checker_available", "lint_one", "lint_paths", "lint_source", "lint_text"]
 
 
@@ -37,6 +41,7 @@ class Result:
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     fixed_by_path: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # refused fixes, failed writes
+    warnings: list[str] = field(default_factory=list)  # e.g. a damaged cache file, ignored
     noqa_added: int = 0
     elapsed: float = 0.0
     missing_checkers: tuple[str, ...] = ()
@@ -76,19 +81,22 @@ def lint_paths(
     write: bool = True,
     add_noqa_comments: bool = False,
     progress: Progress | None = None,
+    unsafe_fixes: bool = False,
 ) -> Result:
     """Lints files and folders. `fix` applies safe fixes (written only if
     `write`; otherwise the changes are in `Result.changed`, as for --diff);
-    `add_noqa_comments` writes a suppression for each finding instead."""
+    `unsafe_fixes` adds the suggestions that carry edits; `add_noqa_comments`
+    writes a suppression for each finding instead."""
     from portagpu.lint.fixes import encoding_for, write_atomic
 
     started = time.perf_counter()
     run = _Run(config or LintConfig(), fix=fix and not add_noqa_comments, baseline=add_noqa_comments)
+    run.unsafe = unsafe_fixes
     runner = Runner(run.rules, run.settings, run.config.jobs, progress)
     try:
         run.scan(paths, runner)
     except BaseException:
-        runner.close()
+        runner.close(kill=True)
         raise
     result = run.result
     for outcome in runner.outcomes():
@@ -100,19 +108,24 @@ def lint_paths(
             _add_noqa(outcome, data, language, result, write_atomic, encoding_for)
             continue
         if outcome.new_text is not None:
-            result.fixed += outcome.fixed
-            result.fixed_by_path[outcome.path] = outcome.fixed
-            result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
+            written = True
             if write:
                 try:
-                    write_atomic(outcome.path, outcome.new_text.encode(encoding_for(data, language)))
+                    new_bytes = outcome.new_text.encode(encoding_for(data, language))
+                    write_atomic(outcome.path, new_bytes, expect=data)
                 except (OSError, UnicodeEncodeError, LookupError) as exc:
-                    result.errors.append(f"{outcome.path}: fixed text not written: {exc}")
+                    written = False
+                    result.errors.append(f"{outcome.path}: fixed text not written: {_reason(exc)}")
+            if written:  # a fix that did not reach the disk is not counted as made
+                result.fixed += outcome.fixed
+                result.fixed_by_path[outcome.path] = outcome.fixed
+                result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
         elif not fix:
             run.cache.put(key, outcome.findings)
         result.findings.extend(outcome.findings)
 
     run.cache.save()
+    result.warnings.extend(run.cache.warnings)
     result.missing_checkers = tuple(
         lang for lang in sorted(run.languages_run) if rules_for(lang, run.rules) and not checker_available(lang)
     )
@@ -121,19 +134,25 @@ def lint_paths(
     return result
 
 
-def lint_one(text: str, path: str, config: LintConfig | None = None, *, fix: bool = False) -> FileOutcome:
+def lint_one(
+    text: str, path: str, config: LintConfig | None = None, *, fix: bool = False, unsafe_fixes: bool = False
+) -> FileOutcome:
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
-    from portagpu.lint.source import language_of
+    from portagpu.lint.source import HEADER, header_language, language_of
 
     config = config or LintConfig()
     rules = config.rules()
     language = language_of(path) or "python"
+    if language == HEADER:
+        language = header_language(text.encode("utf-8", "surrogatepass"))
+        if language is None:  # a plain C/C++ header
+            return FileOutcome(path, [])
     if not PreScan(rules_for(language, rules), language).wants(text):
         return FileOutcome(path, [])
     dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules])
-    return run_here(Job(path, language, text, dropped, fix), rules, config.settings())
+    return run_here(Job(path, language, text, dropped, fix, unsafe_fixes), rules, config.settings())
 
 
 class _Run:
@@ -144,6 +163,7 @@ class _Run:
         from portagpu.lint.cache import FindingsCache
 
         self.config, self.fix = config, fix
+        self.unsafe = False  # --unsafe-fixes
         self.keep_bytes = fix or baseline  # to write files back in their own encoding
         self.rules = config.rules()
         self.rule_ids = [r.id for r in self.rules]
@@ -169,7 +189,7 @@ class _Run:
         found = discover(
             paths,
             root=config.root,
-            exclude=config.exclude,
+            exclude=config.excludes(),
             respect_gitignore=config.respect_gitignore,
             force_exclude=config.force_exclude,
         )
@@ -181,13 +201,18 @@ class _Run:
                 self.report(meta.meta_finding(item.code, item.path, item.detail, rules=self.by_id))
 
     def _file(self, item, runner: Runner) -> None:
+        from portagpu.fileio import read_regular
         from portagpu.lint.cache import content_key
-        from portagpu.lint.source import Undecodable, decode_source
+        from portagpu.lint.source import HEADER, Undecodable, decode_source, header_language
 
         result, cache = self.result, self.cache
         try:
             st = os.stat(item.path)
             key = cache.key_from_stat(item.real, st)
+            if key == NOT_CUDA_HEADER:  # an unchanged plain header: nothing to copy
+                result.cached += 1
+                cache.remember_stat(item.real, st, key)
+                return
             hit = cache.get(key, item.path) if key is not None else None
             if hit is not None:  # unchanged since the last run: not even read
                 result.cached += 1
@@ -198,11 +223,18 @@ class _Run:
                 detail = f"{st.st_size:,} bytes (limit {self.max_bytes:,})"
                 self.report(meta.meta_finding(meta.TOO_LARGE, item.path, detail, rules=self.by_id))
                 return
-            with open(item.path, "rb") as fh:
-                data = fh.read()
+            data = read_regular(item.path)  # never blocks on a FIFO swapped in meanwhile
         except OSError as exc:
             self.report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=self.by_id))
             return
+        language = item.language
+        if language == HEADER:
+            language = header_language(data)
+            if language is None:  # a plain C/C++ header: nothing to lint, cached as such
+                cache.remember_stat(item.real, st, NOT_CUDA_HEADER)
+                cache.put(NOT_CUDA_HEADER, [])
+                result.prescan_skipped += 1
+                return
         key = content_key(item.real, data)
         cache.remember_stat(item.real, st, key)
         hit = cache.get(key, item.path)
@@ -210,24 +242,24 @@ class _Run:
             result.cached += 1
             result.findings.extend(hit)
             return
-        text = decode_source(data, item.language)
+        text = decode_source(data, language)
         if isinstance(text, Undecodable):
             found = meta.meta_finding(text.code, item.path, text.detail, line=text.line, col=text.col, rules=self.by_id)
             kept = [found] if found.code in self.by_id else []
             cache.put(key, kept)
             result.findings.extend(kept)
             return
-        scan = self.scans.get(item.language)
+        scan = self.scans.get(language)
         if scan is None:
-            scan = self.scans[item.language] = PreScan(rules_for(item.language, self.rules), item.language)
+            scan = self.scans[language] = PreScan(rules_for(language, self.rules), language)
         if not scan.wants(text):
             result.prescan_skipped += 1
             cache.put(key, [])
             return
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
-        self.pending[item.path] = (key, data if self.keep_bytes else b"", item.language)
-        self.languages_run.add(item.language)
-        runner.add(Job(item.path, item.language, text, dropped, self.fix))
+        self.pending[item.path] = (key, data if self.keep_bytes else b"", language)
+        self.languages_run.add(language)
+        runner.add(Job(item.path, language, text, dropped, self.fix, self.unsafe))
 
 
 def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> None:
@@ -236,15 +268,29 @@ def _add_noqa(outcome, data, language, result, write_atomic, encoding_for) -> No
     result.findings.extend(f for f in outcome.findings if f.code in meta.META_CODES)
     if not todo:
         return
-    new_text = add_noqa(text, todo, language)
+    from portagpu.lint.source import is_notebook
+
+    if is_notebook(outcome.path):
+        from portagpu.lint.notebook import add_noqa as add_noqa_to_notebook
+
+        new_text = add_noqa_to_notebook(text, todo)
+    else:
+        new_text = add_noqa(text, todo, language)
     if new_text == text:
         return
     try:
-        write_atomic(outcome.path, new_text.encode(encoding_for(data, language)))
+        write_atomic(outcome.path, new_text.encode(encoding_for(data, language)), expect=data)
         result.noqa_added += len({(f.line, f.code) for f in todo})
         result.changed[outcome.path] = (text, new_text)
     except (OSError, UnicodeEncodeError, LookupError) as exc:
-        result.errors.append(f"{outcome.path}: noqa comments not written: {exc}")
+        result.errors.append(f"{outcome.path}: noqa comments not written: {_reason(exc)}")
+
+
+def _reason(exc: Exception) -> str:
+    """An OSError as its reason alone ("Permission denied"), the path being shown already."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _short(digest: str) -> str:

@@ -21,6 +21,7 @@ ALL_TARGETS: tuple[Target, ...] = ("rocm", "mps", "cpu")
 class Example:
     code: str
     note: str = ""
+    path: str = ""  # the file name the example is linted as (requirements.txt); "" = by language
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class Finding:
     message: str
     severity: Severity = "warning"
     fix: Fix | None = None
+    # notebooks: (cell number, line, column in that cell); line/col stay positions in the .ipynb text
+    cell: tuple[int, int, int] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)

@@ -7,16 +7,18 @@ the rules' tokens. Such a block is replaced by blank lines, so every other
 line keeps its number and columns: findings, fixes and suppressions need no
 translation. A block is kept if it mentions any token, or any name that a
 token line binds (`from torch.cuda import synchronize`, `DEV = "cuda"`), so
-aliases defined elsewhere still resolve. Boundaries come from a scan that
+aliases defined elsewhere still resolve; so is a block that calls a top-level
+helper mentioning a token. Boundaries come from a scan that
 skips triple-quoted strings; if the narrowed text does not parse, the engine
 parses the whole file instead (a syntax error keeps its real position)."""
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Iterable
+
+from portagpu.lint import tokenlines
 
 # triple-quoted strings: a column-0 `def` inside a docstring is not code.
 # (Single-quoted strings cannot span lines without a backslash.) A stray
@@ -28,18 +30,16 @@ _FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)?|
 _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)")
 _ASSIGN = re.compile(r"[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_DEF_NAME = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 
 MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
+HELPER_LINES = 20  # a def this short that mentions a token is a helper whose callers matter
 
 
-def _lines_with(text: str, tokens: Iterable[str], starts: list[int]) -> set[int]:
+def _lines_with(index: tokenlines.TokenLines, tokens: Iterable[str]) -> set[int]:
     lines: set[int] = set()
     for token in tokens:
-        at = text.find(token)
-        while at >= 0:
-            line = bisect.bisect_right(starts, at)
-            lines.add(line)
-            at = text.find(token, starts[line] if line < len(starts) else len(text))
+        lines.update(index.of(token))
     return lines
 
 
@@ -57,10 +57,10 @@ def bound_names(
 ) -> set[str]:
     """Names bound on lines that mention a token (imports, assignments): code
     elsewhere can reach a GPU API through them without spelling a token."""
-    if starts is None:
-        starts = _starts(text.splitlines(keepends=True))
-    if token_lines is None:
-        token_lines = _lines_with(text, _minimal(tokens), starts)
+    if starts is None or token_lines is None:
+        index = tokenlines.for_text(text)
+        starts = index.starts
+        token_lines = _lines_with(index, _minimal(tokens))
     names: set[str] = set()
     for line in token_lines:
         begin = starts[line - 1]
@@ -81,10 +81,6 @@ def bound_names(
         if m:
             names.add(m.group(1))
     return {n for n in names if _NAME.fullmatch(n) and n != "_"}
-
-
-def _starts(lines: list[str]) -> list[int]:
-    return [0, *itertools.accumulate(map(len, lines))]
 
 
 def _string_interiors(text: str, starts: list[int]) -> set[int]:
@@ -113,8 +109,8 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     tokens = _minimal(tokens)
     if not tokens or ("def" not in text and "class" not in text):
         return None
-    lines = text.splitlines(keepends=True)
-    starts = _starts(lines)
+    index = tokenlines.for_text(text)
+    lines, starts = index.lines, index.starts
     inside = _string_interiors(text, starts)
     # top-level statement starts: column-0 code lines outside strings, not a
     # closing bracket, not after a backslash continuation
@@ -126,18 +122,22 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         heads.append(number)
     if not heads:
         return None
-    token_lines = _lines_with(text, tokens, starts)
+    token_lines = _lines_with(index, tokens)
     names = bound_names(text, tokens, starts, token_lines)
     # a multi-line top-level assignment (CONFIGS = [\n triton.Config(..., num_warps=8),\n])
     # binds its name even though the token sits on a later line
+    # and so does a short top-level helper that mentions a token (`def _smi(): return "nvidia-smi"`)
     for line in token_lines:
         at = bisect.bisect_right(heads, line) - 1
         if at >= 0 and heads[at] != line:
-            m = _ASSIGN.match(lines[heads[at] - 1])
+            head_line = lines[heads[at] - 1]
+            m = _ASSIGN.match(head_line)
+            if m is None and at + 1 < len(heads) and heads[at + 1] - heads[at] <= HELPER_LINES:
+                m = _DEF_NAME.match(head_line)
             if m:
                 names.add(m.group(1))
     names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))
-    relevant = sorted(token_lines | _lines_with(text, names_minimal, starts))
+    relevant = sorted(token_lines | _lines_with(index, names_minimal))
     blank: list[tuple[int, int, str]] = []
     for head, stop, irrelevant in _blocks(heads, lines, relevant, len(lines) + 1):
         if irrelevant:
@@ -155,7 +155,9 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         out.append(f"{indent}pass\n" + "\n" * (b - a - 1) if indent else "\n" * (b - a))
         previous = b
     out.append(text[starts[previous - 1] :])
-    return "".join(out)
+    narrowed = "".join(out)
+    tokenlines.remember(index.narrowed(narrowed, blank))  # the checker's searches start from ours
+    return narrowed
 
 
 def _blocks(heads: list[int], lines: list[str], relevant: list[int], end: int):

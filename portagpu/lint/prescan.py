@@ -8,17 +8,19 @@ from collections.abc import Iterable
 from portagpu.lint import meta
 from portagpu.lint.model import Rule
 
-# names of the Python calls that carry CUDA source (the CUDA side's list when
-# it is installed): a .py file can only break a CUDA rule through one of them
+# names of the Python calls that carry CUDA source, and the words of a string
+# that is plainly CUDA source (the CUDA side's lists when it is installed): a
+# .py file can only break a CUDA rule through one of them
 EMBED_TRIGGERS = ("RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel",
-                  "load_inline", "SourceModule", "compile_with_cache")
+                  "load_inline", "SourceModule", "compile_with_cache",
+                  "__global__", "__device__", "threadIdx", "__shfl", "__syncthreads", "__ballot")
 
 
 def _embed_triggers() -> tuple[str, ...]:
     try:
-        from portagpu.cuda.embedded import SOURCE_ARGS
+        from portagpu.cuda.embedded import CUDA_CODE_MARKERS, SOURCE_ARGS
 
-        return tuple(SOURCE_ARGS)
+        return tuple(SOURCE_ARGS) + CUDA_CODE_MARKERS
     except (ImportError, AttributeError):
         return EMBED_TRIGGERS
 

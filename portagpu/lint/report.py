@@ -9,6 +9,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from portagpu._version import __version__
 from portagpu.lint.model import ALL_TARGETS, Finding, Fix, Rule
@@ -47,12 +48,19 @@ def _fixable(finding: Finding) -> bool:
     return finding.fix is not None and finding.fix.applicability == "safe" and bool(finding.fix.edits)
 
 
+def _where(f: Finding, sep: str = ":") -> str:
+    """line:col, or `cell N:line:col` in a notebook (as ruff prints it)."""
+    if f.cell is not None:
+        return f"cell {f.cell[0]}{sep}{f.cell[1]}{sep}{f.cell[2]}"
+    return f"{f.line}{sep}{f.col}"
+
+
 def format_text(findings: Sequence[Finding], style: Style, *, show_fixes: bool = False) -> str:
     lines = []
     for f in findings:
         mark = f" {style.cyan('[*]')}" if _fixable(f) else ""
         lines.append(
-            f"{style.bold(f.path)}{style.cyan(':')}{f.line}{style.cyan(':')}{f.col}{style.cyan(':')} "
+            f"{style.bold(f.path)}{style.cyan(':')}{_where(f, style.cyan(':'))}{style.cyan(':')} "
             f"{style.red(f.code)}{mark} {f.message}"
         )
         if show_fixes and f.fix is not None:
@@ -67,11 +75,11 @@ def format_grouped(findings: Sequence[Finding], style: Style, *, show_fixes: boo
         by_path[f.path].append(f)
     blocks = []
     for path, group in by_path.items():
-        width = max(len(f"{f.line}:{f.col}") for f in group)
+        width = max(len(_where(f)) for f in group)
         rows = [style.bold(style._wrap("4", path)) + ":"]
         for f in group:
             mark = f" {style.cyan('[*]')}" if _fixable(f) else ""
-            rows.append(f"  {f'{f.line}:{f.col}'.ljust(width)} {style.red(f.code)}{mark} {f.message}")
+            rows.append(f"  {_where(f).ljust(width)} {style.red(f.code)}{mark} {f.message}")
             if show_fixes and f.fix is not None:
                 rows.append(f"  {' ' * width}   {style.dim('fix:')} {f.fix.message}")
         blocks.append("\n".join(rows))
@@ -109,6 +117,7 @@ def finding_json(f: Finding, rules: dict[str, Rule]) -> dict:
         "severity": f.severity,
         "targets": list(rule.targets) if rule else [],
         "fix": _fix_json(f.fix),
+        **({"cell": {"number": f.cell[0], "line": f.cell[1], "column": f.cell[2]}} if f.cell is not None else {}),
     }
 
 
@@ -139,9 +148,24 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _uri(path: str) -> dict:
+    """RFC 3986: a space, `%`, `#`, `?` or a non-ASCII letter in a path is
+    percent-encoded (unencoded, viewers cut the path or read a fragment)."""
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
-    return {"uri": Path(path).as_posix(), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(Path(path).as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+_PLACEHOLDER = re.compile(r"\{\w+\}")
+_SENTENCE_END = re.compile(r"(?<![Ee]\.g\.)(?<![Ii]\.e\.)(?<=[.;])\s+(?=[A-Z`\"])")
+
+
+def short_description(rule: Rule) -> str:
+    """One line for a rule as a whole: its message when that needs no
+    finding's details, else the first sentence of why it breaks."""
+    if not _PLACEHOLDER.search(rule.message):
+        return rule.message
+    first = _SENTENCE_END.split(" ".join(rule.why.split()), maxsplit=1)[0].rstrip(".;:")
+    return first if len(first) <= 200 else first[:197].rstrip() + "..."
 
 
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
@@ -158,7 +182,7 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], errors: Seq
         {
             "id": r.id,
             "name": r.name,
-            "shortDescription": {"text": r.message.replace("{", "").replace("}", "")},
+            "shortDescription": {"text": short_description(r)},
             "fullDescription": {"text": r.why},
             "help": {"text": f"{r.why}\n\nPortable replacement: {r.replacement}"},
             "defaultConfiguration": {"level": SARIF_LEVEL[r.severity]},

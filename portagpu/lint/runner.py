@@ -34,23 +34,56 @@ class Job:
     text: str
     dropped: frozenset[str]  # per-file-ignores
     fix: bool
+    unsafe: bool = False  # --unsafe-fixes: suggestions with edits are applied too
 
 
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(rules: tuple[Rule, ...], settings: LintSettings, tune_gc: bool = True) -> None:
-    if tune_gc:
-        _tune_gc()
+def _set_state(rules: tuple[Rule, ...], settings: LintSettings) -> None:
+    """What a job needs; set in this process too (no signals touched here:
+    the caller of lint_paths keeps its own SIGINT handler)."""
     _WORKER["rules"] = rules
     _WORKER["settings"] = settings
     _WORKER["by_drop"] = {}
-    try:  # a worker started with Ctrl-C pending should die quietly
-        import signal
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except (ImportError, ValueError):
-        pass
+
+def _init_worker(rules: tuple[Rule, ...], settings: LintSettings, parent: int) -> None:
+    """A pool worker: Ctrl-C reaches the whole process group, and only the
+    parent acts on it (it kills the workers); a worker dies with its parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    _tune_gc()
+    _set_state(rules, settings)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills us when the parent dies (even by SIGKILL);
+    elsewhere a thread watches for being re-parented."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        import threading
+
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _tune_gc() -> None:
@@ -89,14 +122,14 @@ def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: F
 
     text = job.text
     for _ in range(MAX_FIX_ROUNDS):  # a fix may expose another; stop when stable
-        fixes = safe_fixes(outcome.findings)
+        fixes = safe_fixes(outcome.findings, unsafe=job.unsafe)
         if not fixes:
             break
         candidate, applied = apply_fixes(text, fixes)
         if not applied or candidate == text:
             break
         try:
-            check_parses(candidate, job.path, job.language)
+            check_parses(candidate, job.path, job.language, text)
         except UnsafeFix as exc:
             codes = sorted({f.code for f in outcome.findings if f.fix in fixes})
             outcome.error = f"fix for {', '.join(codes)} not applied: {exc}"
@@ -110,7 +143,7 @@ def _fix_job(job: Job, rules: Sequence[Rule], settings: LintSettings, outcome: F
 
 def run_here(job: Job, rules: tuple[Rule, ...], settings: LintSettings) -> FileOutcome:
     """One job in this process (a single file from an editor's stdin)."""
-    _init_worker(rules, settings, tune_gc=False)
+    _set_state(rules, settings)
     return _run_job(job)
 
 
@@ -153,7 +186,7 @@ class Runner:
         self.buffer: list[Job] = []
         self.buffered_chars = 0
         self.total = 0
-        _init_worker(rules, settings, tune_gc=False)
+        _set_state(rules, settings)
 
     def add(self, job: Job) -> None:
         self.total += 1
@@ -173,7 +206,7 @@ class Runner:
             max_workers=self.workers,
             mp_context=_pool_context(),
             initializer=_init_worker,
-            initargs=(self.rules, self.settings),
+            initargs=(self.rules, self.settings, os.getpid()),
         )
 
     def _flush(self) -> None:
@@ -194,6 +227,7 @@ class Runner:
         self._flush()
         failed: list[Job] = []
         done = 0
+        finished = False
         try:
             for outcomes, jobs, error in self._collect():
                 if error is not None:
@@ -203,8 +237,9 @@ class Runner:
                 yield from outcomes
                 if self.progress:
                     self.progress(done, self.total)
+            finished = True
         finally:
-            self.close()
+            self.close(kill=not finished)  # Ctrl-C, or the caller stopped early
         if failed:
             yield from self._retry(failed)
 
@@ -220,7 +255,7 @@ class Runner:
                 try:
                     yield from self.pool.submit(_run_chunk, [job]).result()  # type: ignore[union-attr]
                 except Exception as exc:  # noqa: BLE001 - this file killed a worker again
-                    self.close()
+                    self.close(kill=True)
                     detail = f"worker process failed: {type(exc).__name__}: {exc}"
                     yield FileOutcome(job.path, internal_error(job.path, detail, by_id))
         finally:
@@ -251,7 +286,21 @@ class Runner:
         finally:
             gc.set_threshold(*thresholds)
 
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+    def close(self, kill: bool = False) -> None:
+        """Shut the pool down; kill=True (Ctrl-C, an error) ends the workers
+        now instead of waiting for the chunks they are parsing."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        if not kill:
+            pool.shutdown(wait=True, cancel_futures=True)
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
+            process.terminate()  # SIGTERM: workers ignore only SIGINT
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.join(0.5)
+            if process.is_alive():
+                process.kill()
+                process.join(0.5)

@@ -6,13 +6,30 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from portagpu.lines import line_starts_bytes
 from portagpu.lint import meta
 
-LANGUAGE_BY_SUFFIX = {".py": "python", ".pyi": "python", ".cu": "cuda", ".cuh": "cuda"}
+# .ipynb: Python in a JSON envelope; portagpu/lint/notebook.py unwraps its code cells.
+# A C/C++ header is linted as CUDA when its text holds device code (and is
+# never parsed as Python): see header_language.
+HEADER = "header"
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ipynb": "python",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    **dict.fromkeys((".h", ".hpp", ".hxx", ".hh", ".inl"), HEADER),
+}
+
+# dependency lists (requirements*.txt, pyproject.toml): checked for NVIDIA-only pins
+DEPENDENCY_SUFFIXES = (".txt", ".in", ".toml")
+_REQUIREMENTS_NAME = re.compile(r"^(?:requirements|constraints|reqs?)(?:[-_.][\w.-]*)?\.(?:txt|in)$")
 
 
 # CUDA sources named for C++ build systems (TensorFlow, Bazel): splitext sees ".cc"
@@ -23,7 +40,53 @@ def language_of(path: str | PurePath) -> str | None:
     name = str(path).lower()
     if name.endswith(CUDA_DOUBLE_SUFFIXES):
         return "cuda"
-    return LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1])
+    language = LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1])
+    if language is None and name.endswith(DEPENDENCY_SUFFIXES) and is_dependency_file(name):
+        return "deps"
+    return language
+
+
+def is_dependency_file(path: str | PurePath) -> bool:
+    """pyproject.toml, requirements*.txt / constraints*.txt, or a .txt in a requirements/ folder."""
+    parts = re.split(r"[\\/]", str(path).lower())
+    base = parts[-1]
+    if base == "pyproject.toml" or _REQUIREMENTS_NAME.match(base):
+        return True
+    return len(parts) > 1 and parts[-2] == "requirements" and base.endswith((".txt", ".in"))
+
+
+def is_notebook(path: str | PurePath) -> bool:
+    return str(path).lower().endswith(".ipynb")
+
+
+# Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
+# writes. A plain C++ header has none; each is one fast substring search.
+CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/")
+
+
+# A GPU toolkit's own headers (the CUDA toolkit's carry NVIDIA's EULA notice;
+# HIP's and ROCm's carry AMD's copyright) are not project code: vendored or
+# installed copies of them are not linted.
+TOOLKIT_NOTICES = (b"Licensed Deliverables", b"Advanced Micro Devices")
+
+
+# Inline PTX with no other device marker (a header of `asm volatile` macros):
+# an `asm` whose text uses PTX's typed instructions or registers, which x86 or
+# Arm assembly never spells
+_PTX_ASM = re.compile(
+    rb"(?:\basm\b|__asm__)[^;]{0,200}?\b(?:[a-z]+\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%(?:laneid|warpid|tid))"
+)
+
+
+def header_language(data: bytes) -> str | None:
+    """"cuda" for a header holding device code, None for any other header
+    (or for a GPU toolkit's own header)."""
+    if not any(marker in data for marker in CUDA_HEADER_MARKERS) and not (
+        b"asm" in data and _PTX_ASM.search(data)
+    ):
+        return None
+    head = data[:4096]
+    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
 
 
 @dataclass(frozen=True)
@@ -35,9 +98,8 @@ class Undecodable:
 
 
 def _line_col(data: bytes, offset: int) -> tuple[int, int]:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return line, col
+    starts = line_starts_bytes(data[:offset])
+    return len(starts), offset - starts[-1] + 1
 
 
 def decode_source(data: bytes, language: str = "python") -> str | Undecodable:

@@ -12,6 +12,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 
+from portagpu.lines import line_starts, split_lines, strip_ending
 from portagpu.lint.meta import META_CODES
 from portagpu.lint.model import Finding
 
@@ -39,7 +40,7 @@ def _codes(raw: str | None) -> frozenset[str] | None:
 def find_directives(text: str) -> Directives:
     if not _HINT.search(text):
         return {}
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    starts = line_starts(text)
     out: Directives = {}
     for m in DIRECTIVE.finditer(text):
         line = bisect.bisect_right(starts, m.start())
@@ -74,7 +75,7 @@ def comment_lines(text: str, language: str) -> dict[int, int]:
                 if end > node.lineno:
                     for line in range(node.lineno, end):
                         moved.setdefault(line, end)
-    lines = text.splitlines()
+    lines = split_lines(text)
     for index in range(len(lines) - 1, -1, -1):
         if lines[index].endswith("\\") and index + 1 not in moved:
             target = index + 2
@@ -125,11 +126,6 @@ def _covered_later(directives: Directives, finding: Finding) -> bool:
     return any(line >= finding.line and _covers(directives, line, finding.code) for line in directives)
 
 
-def _line_ending(line: str) -> tuple[str, str]:
-    body = line.rstrip("\r\n")
-    return body, line[len(body) :]
-
-
 def add_noqa(text: str, findings: Iterable[Finding], language: str) -> str:
     """Text with a suppression comment for each finding; an existing
     `noqa: CODES` on that line is extended. Running it twice adds nothing."""
@@ -141,11 +137,11 @@ def add_noqa(text: str, findings: Iterable[Finding], language: str) -> str:
         wanted.setdefault(_anchor(finding.line, moved), set()).add(finding.code)
     if not wanted:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     for line_no, codes in sorted(wanted.items()):
         if line_no > len(lines):
             continue
-        body, ending = _line_ending(lines[line_no - 1])
+        body, ending = strip_ending(lines[line_no - 1])
         existing = [m for m in DIRECTIVE.finditer(body) if m.group("noqa")]
         if existing:
             m = existing[-1]
@@ -156,7 +152,7 @@ def add_noqa(text: str, findings: Iterable[Finding], language: str) -> str:
             body = body[:start] + ", ".join(merged) + body[end:]
         else:
             comment = f"noqa: {', '.join(sorted(codes))}"
-            if language == "python":
+            if language in ("python", "deps"):
                 body = f"{body}  # {comment}"
             elif body.endswith("\\"):  # inside a C macro: keep the continuation
                 body = f"{body[:-1].rstrip()} /* {comment} */ \\"

@@ -12,6 +12,7 @@ from typing import Any
 
 _LAZY = {
     "launch": "portagpu.runtime.dispatch",
+    "reference_for": "portagpu.runtime.dispatch",
     "CudaKernel": "portagpu.runtime.cuda_source",
     "CudaModule": "portagpu.runtime.cuda_source",
     "matmul": "portagpu.runtime.blas",

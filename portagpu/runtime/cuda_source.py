@@ -25,6 +25,7 @@ DEFAULT_BLOCK = (256, 1, 1)
 BLOCK_LIMITS = (1024, 1024, 64)
 MAX_BLOCK_THREADS = 1024
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
+MAX_PATTERNS = 4  # argument-type patterns with generated launch code, per kernel
 
 # (sha1 of source, options, backend, device index) -> compiled CuPy RawModule
 _COMPILED: dict[tuple[str, tuple[str, ...], str, int], Any] = {}
@@ -144,6 +145,35 @@ def _explicit_stream(stream: Any) -> Any:
     raise LaunchError(f"stream must be a torch/CuPy stream or a raw pointer, got {stream!r}")
 
 
+# --- arguments as CuPy holds them ----------------------------------------------------
+def cupy_argument_holders(cupy: Any) -> tuple[Any, Any]:
+    """CuPy's own holders for a kernel argument: an address (CIntptr) and a
+    scalar (CScalar). CuPy's launcher passes them as they are; a plain int or
+    numpy scalar it converts on every launch (~0.2 us each). (None, None) for a
+    CuPy without them, or a stand-in module that is not the CuPy package: then
+    ints and numpy scalars are passed."""
+    if not hasattr(cupy, "__path__"):
+        return None, None
+    try:
+        from cupy._core._scalar import CScalar
+        from cupy.cuda.function import CIntptr
+    except ImportError:
+        return None, None
+    return CIntptr, CScalar
+
+
+_ADDRESSES: dict[int, Any] = {}  # address -> its CIntptr, reused by later launches
+
+
+def _address(ptr: int, holder: Any) -> Any:
+    wrapped = _ADDRESSES.get(ptr)
+    if wrapped is None:
+        if len(_ADDRESSES) >= 4096:  # a program that allocates without end
+            _ADDRESSES.clear()
+        wrapped = _ADDRESSES[ptr] = holder(ptr)
+    return wrapped
+
+
 # --- kernels ---------------------------------------------------------------------
 class CudaModule:
     """CUDA C source holding one or more `__global__` kernels, compiled once per
@@ -213,10 +243,12 @@ class CudaKernel:
         self._params: list[Any] | None = None
         self._prepared: dict[int, _Prepared] = {}
         self._device = None
-        # generated launch for the argument types of the first launch on this
-        # device (None: not made yet; see make_fast_launch); dispatch calls it
-        # while the device layer's detection count equals `_ready`
+        # generated launch code for the argument-type patterns of the launches
+        # on this device (a chain, one function per pattern, at most
+        # MAX_PATTERNS; see make_fast_launch); dispatch calls it while the
+        # device layer's detection count equals `_ready`
         self._fast: Callable[..., bool] | None = None
+        self._patterns: set[tuple[type, ...]] = set()
         self._ready = -1
 
     @property
@@ -254,6 +286,8 @@ class CudaKernel:
         from portagpu.backends import backend_for
 
         self._can_compile = backend_for(device).cuda_compiler() is not None
+        if not self._can_compile:
+            self.params  # noqa: B018 - the reference path checks against the signature too
         if self._can_compile:
             import cupy
 
@@ -262,7 +296,9 @@ class CudaKernel:
             self._cupy_array = cupy.ndarray
             # CuPy keeps contiguity as a plain attribute; .flags builds an object
             self._cupy_flag = hasattr(cupy.ndarray, "_c_contiguous")
+            self._address_type, self._scalar_holder = cupy_argument_holders(cupy)
         self._fast = None
+        self._patterns = set()
         self._device = device
 
     def _launch(self, device: Any, grid: Any, args: tuple, block: Any, stream: Any,
@@ -270,13 +306,14 @@ class CudaKernel:
         if device is not self._device:
             self._configure(device)
         if not self._can_compile:
-            self._run_reference(device, args, meta)
+            self._run_reference(device, args, meta, grid, block)
             return
         shared_mem = 0
         if meta:
-            shared_mem = meta.pop("shared_mem", 0)
-            if meta:
-                raise LaunchError(f"{self!r}: unknown launch options {sorted(meta)}; "
+            shared_mem = meta.get("shared_mem", 0)
+            unknown = sorted(k for k in meta if k != "shared_mem")
+            if unknown:
+                raise LaunchError(f"{self!r}: unknown launch options {unknown}; "
                                   "CUDA kernels take block=, stream=, shared_mem=")
         grid3, block3 = launch_dims(grid, block)
         converted, index, framework = self._convert(device, args)
@@ -293,10 +330,16 @@ class CudaKernel:
         else:
             with cupy.cuda.Device(index):
                 prepared.call(grid3, block3, converted, shared_mem, stream)
-        if self._fast is None:  # this call's argument types were all accepted
-            self._fast = make_fast_launch(self, args) or _never
+        # this call's argument types were all accepted: generated code for them
+        pattern = tuple(map(type, args))
+        if pattern not in self._patterns and len(self._patterns) < MAX_PATTERNS:
+            self._patterns.add(pattern)
+            self._fast = make_fast_launch(self, args, self._fast or _never) or self._fast
 
-    def _run_reference(self, device: Any, args: tuple, meta: dict) -> None:
+    def _run_reference(self, device: Any, args: tuple, meta: dict, grid: Any = None,
+                       block: Any = None) -> None:
+        """The reference, after the checks a GPU launch would make, so a CPU
+        run refuses what a GPU would (a wrong name, block, grid, argument)."""
         if self.reference is None:
             from portagpu.backends import all_backends, backend_for
 
@@ -307,8 +350,42 @@ class CudaKernel:
                 f"CUDA C source runs on {', '.join(able)}; give CudaKernel(..., reference=fn) "
                 "with a torch/numpy function taking the same arguments to run it here"
             )
-        meta.pop("shared_mem", None)
-        self.reference(*args, **meta)
+        launch_dims(grid, block)
+        unknown = sorted(k for k in meta if k != "shared_mem")  # meta is not mutated
+        if unknown:
+            raise LaunchError(f"{self!r}: unknown launch options {unknown}; "
+                              "CUDA kernels take block=, stream=, shared_mem=")
+        self._check_host_args(device, args)
+        self.reference(*args)
+
+    def _check_host_args(self, device: Any, args: tuple) -> None:
+        """`_convert`'s checks where the device reads host memory or is not
+        CUDA: the signature (name, count, scalar types) and that every array
+        is contiguous and in memory this device reads."""
+        from portagpu.backends import backend_for
+
+        params = self.params  # raises when the kernel is not in the source
+        if len(args) != len(params):
+            names = ", ".join(p.name for p in params)
+            raise LaunchError(f"{self!r} takes {len(params)} arguments ({names}), got {len(args)}")
+        torch = sys.modules.get("torch")
+        host_is_device = not backend_for(device).is_gpu
+        for position, (value, param, scalar) in enumerate(zip(args, params, self._scalar_types, strict=True)):
+            if scalar is not None:
+                self._scalar(position, param, scalar, value)
+            elif not param.is_pointer or value is None or type(value) is int:
+                continue  # a type numpy has no name for, NULL, a raw address: as on a GPU
+            elif torch is not None and isinstance(value, torch.Tensor):
+                if value.device.type != device.torch_device.split(":")[0]:
+                    raise self._arg_error(position, param, f"is a torch tensor on {value.device}, "
+                                          f"not on {device.torch_device}")
+                if not value.is_contiguous():
+                    raise self._arg_error(position, param, "is not contiguous: call .contiguous()")
+            elif type(value).__module__ == "numpy" and hasattr(value, "flags") and host_is_device:
+                if not value.flags.c_contiguous:
+                    raise self._arg_error(position, param, "is not C-contiguous: use numpy.ascontiguousarray")
+            else:
+                raise self._arg_error(position, param, self._not_device_array(value))
 
     def _prepare(self, device: Any, index: int) -> _Prepared:
         if index != device.index:
@@ -404,17 +481,21 @@ def _never(grid: Any, args: tuple, block: Any, stream: Any, meta: dict) -> bool:
 
 
 def _scalar_converter(kernel: CudaKernel, position: int, param: Any, scalar: tuple) -> Callable[[Any], Any]:
-    """value -> the numpy scalar the kernel takes, or None when `_scalar` would
-    refuse it. Results are remembered per value (a launch loop passes the same
-    sizes again and again: a dict hit is ~4x cheaper than numpy's constructor);
-    zeros are not, because -0.0 == 0.0 would share an entry."""
+    """value -> the scalar argument the kernel takes (the numpy scalar of its C
+    type, in CuPy's CScalar holder where CuPy has one), or None when `_scalar`
+    would refuse it. Results are remembered per value (a launch loop passes the
+    same sizes again and again: a dict hit is ~4x cheaper than numpy's
+    constructor); zeros are not, because -0.0 == 0.0 would share an entry."""
     memo: dict[Any, Any] = {}
+    holder = kernel._scalar_holder
 
     def convert(value: Any) -> Any:
         try:
             converted = kernel._scalar(position, param, scalar, value)
         except LaunchError:
             return None
+        if holder is not None:
+            converted = holder(converted)
         if len(memo) < 256 and value != 0:
             memo[value] = converted
         return converted
@@ -423,25 +504,29 @@ def _scalar_converter(kernel: CudaKernel, position: int, param: Any, scalar: tup
     return convert
 
 
-def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | None:
+def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bool]) -> Callable[..., bool] | None:
     """Straight-line launch code for the argument types of `args` (a call that
     `CudaKernel._launch` just accepted), with every check of the general path.
 
-    The function returns False, having done nothing, for anything it was not
-    made for or that the general path must judge (other types, a non-contiguous
-    array, arguments on different GPUs, an unconvertible scalar, a grid/block
-    pair not yet validated, another current device, unknown options): the
-    caller then takes `CudaKernel._launch`, which launches or raises the error.
-    None when an argument has a type it does not handle."""
+    A call with other argument types goes to `fallback` (the code made for an
+    earlier pattern, or `_never`). The function returns False, having done
+    nothing, for anything else it must not launch or that the general path
+    must judge (a non-contiguous array, arguments on different GPUs, an
+    unconvertible scalar, a grid/block pair not yet validated, another current
+    device, unknown options): the caller then takes `CudaKernel._launch`,
+    which launches or raises the error. Torch tensors are passed as their
+    addresses, held in CuPy's CIntptr where CuPy has it. None when an argument
+    has a type it does not handle."""
     torch = sys.modules.get("torch")
     tensor = torch.Tensor if torch is not None else None
     scope: dict[str, Any] = {
         "dims_get": _DIMS.get, "prepared_get": kernel._prepared.get,
         "cupy_device": kernel._cupy.cuda.runtime.getDevice, "explicit_stream": _explicit_stream,
-        "streams_get": _STREAMS.get, "stream_ptr": _stream_ptr,
+        "streams_get": _STREAMS.get, "stream_ptr": _stream_ptr, "fallback": fallback,
+        "addresses_get": _ADDRESSES.get, "address": _address, "HOLDER": kernel._address_type,
     }
     a = [f"a{i}" for i in range(len(args))]
-    guards, checks, out = [], [], []
+    guards, checks, out, pointers = [], [], [], []
     where: list[str] = []
     framework = None
     for i, (value, param, scalar) in enumerate(zip(args, kernel._params, kernel._scalar_types, strict=True)):
@@ -465,7 +550,11 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
             guards.append(f"type(a{i}) is V{i}")
             checks += [f"if not (a{i}.is_cuda and a{i}.is_contiguous()):", "    return False"]
             where.append(f"a{i}.get_device()")
-            out.append(f"a{i}.data_ptr()")
+            if kernel._address_type is None:
+                out.append(f"a{i}.data_ptr()")
+            else:
+                pointers += [f"q{i} = a{i}.data_ptr()", f"q{i} = addresses_get(q{i}) or address(q{i}, HOLDER)"]
+                out.append(f"q{i}")
             framework = framework or "torch"
         elif isinstance(value, kernel._cupy_array):
             scope[f"V{i}"] = kind
@@ -477,11 +566,12 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
             framework = framework or "cupy"
         else:
             return None
-    body = [f"if len(args) != {len(args)}:", "    return False"]
+    other = "    return fallback(grid, args, block, stream, meta)"
+    body = [f"if len(args) != {len(args)}:", other]
     if args:
         body.append(f"{', '.join(a)}, = args")
     if guards:
-        body += [f"if not ({' and '.join(guards)}):", "    return False"]
+        body += [f"if not ({' and '.join(guards)}):", other]
     body += checks
     if where:
         body.append(f"d = {where[0]}")
@@ -509,6 +599,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple) -> Callable[..., bool] | N
     if framework == "torch":
         scope["raw_stream"] = torch._C._cuda_getCurrentRawStream
         body += ["else:", "    ptr = raw_stream(d)", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
+    body += pointers
     body += [f"prepared.call(grid3, block3, [{', '.join(out)}], shared, stream)",
              "return True"]
     source = "def fast_launch(grid, args, block, stream, meta):\n" + "".join(f"    {line}\n" for line in body)

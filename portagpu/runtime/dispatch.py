@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from portagpu import device as _device_module
 from portagpu.device import detect
 from portagpu.errors import LaunchError
 from portagpu.runtime.cuda_source import CudaKernel
+from portagpu.runtime.triton_codegen import make_bound_launch
 from portagpu.runtime.triton_launch import TritonLauncher, is_triton_kernel
 
 # id(kernel) -> its launcher. Keyed by id because JITFunction.__hash__ hashes
@@ -36,15 +38,18 @@ def current_device() -> Any:
 
 
 def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, block: Any = None,
-           stream: Any = None, **meta: Any) -> None:
+           stream: Any = None, interpret: bool | None = None, **meta: Any) -> None:
     """Launch `kernel` on the device `portagpu.detect()` found.
 
     Triton (`@triton.jit`, autotuned or not): `num_warps` in 32-thread units
     (scaled to the device's wavefront size), Triton options and constexprs
-    in `meta`. CUDA C (`portagpu.CudaKernel`): `block` (default 256 threads),
-    `stream` (default: the current stream of the framework that owns the
-    arguments) and `shared_mem=` bytes. Raises LaunchError before launching
-    when the arguments cannot run.
+    in `meta`. Where Triton has no GPU backend (CPU, MPS) a kernel with a
+    reference (`reference_for`) runs the reference, unless `interpret=True`
+    asks for Triton's interpreter; without one it runs in the interpreter.
+    CUDA C (`portagpu.CudaKernel`): `block` (default 256 threads), `stream`
+    (default: the current stream of the framework that owns the arguments)
+    and `shared_mem=` bytes. Raises LaunchError before launching when the
+    arguments cannot run.
     """
     launcher = _TRITON.get(id(kernel))
     if launcher is not None:
@@ -57,12 +62,13 @@ def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, blo
             fast = launcher.shapes.get(len(args))
             if fast is not None and fast(grid, args, num_warps, meta):
                 return
-        launcher(current_device(), grid, args, num_warps, stream, meta, try_fast=fast is None)
+        launcher(current_device(), grid, args, num_warps, stream, meta, try_fast=fast is None,
+                 interpret=interpret)
         launcher.ready = _cached[0] if launcher.fast else -1
         return
     if isinstance(kernel, CudaKernel):
-        if num_warps is not None:
-            raise LaunchError(f"num_warps= is for Triton kernels; {kernel!r} takes block=")
+        if num_warps is not None or interpret is not None:
+            raise LaunchError(f"num_warps= and interpret= are for Triton kernels; {kernel!r} takes block=")
         fast = kernel._fast
         if (fast is not None and kernel._ready == _device_module.detection_count
                 and fast(grid, args, block, stream, meta)):
@@ -72,9 +78,76 @@ def launch(kernel: Any, grid: Any, *args: Any, num_warps: int | None = None, blo
         return
     if is_triton_kernel(kernel):
         _TRITON[id(kernel)] = TritonLauncher(kernel)
-        launch(kernel, grid, *args, num_warps=num_warps, block=block, stream=stream, **meta)
+        launch(kernel, grid, *args, num_warps=num_warps, block=block, stream=stream, interpret=interpret, **meta)
         return
     raise LaunchError(
         f"portagpu.launch takes a @triton.jit kernel or a portagpu.CudaKernel, "
         f"got {type(kernel).__module__}.{type(kernel).__name__}"
     )
+
+
+def reference_for(kernel: Any, reference: Callable[..., Any] | None = None) -> Any:
+    """Give a Triton kernel a reference: a function (torch, numpy) taking the
+    kernel's arguments -- those passed positionally, then its constexprs by
+    keyword -- and writing the same outputs in place, as CudaKernel's
+    `reference` does. Where Triton has no GPU backend (CPU, MPS: Triton's
+    interpreter, 1,000-10,000x slower than torch) launches run the reference;
+    `portagpu.launch(..., interpret=True)` runs the interpreter instead. On a
+    GPU Triton runs, the reference is not used. As a decorator:
+
+        @portagpu.reference_for(add_kernel)
+        def add(x, y, out, n, BLOCK):
+            out[:n] = x[:n] + y[:n]
+    """
+    if reference is None:
+        return lambda function: reference_for(kernel, function)
+    if not is_triton_kernel(kernel):
+        raise LaunchError(f"reference_for takes a @triton.jit kernel, got {type(kernel).__name__}"
+                          " (CudaKernel takes reference= itself)")
+    if not callable(reference):
+        raise LaunchError(f"reference_for: the reference must be callable, got {type(reference).__name__}")
+    launcher = _TRITON.get(id(kernel))
+    if launcher is None:
+        launcher = _TRITON[id(kernel)] = TritonLauncher(kernel)
+    launcher.reference = reference
+    return reference
+
+
+def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ...],
+                   num_warps: int | None = None, meta: dict | None = None, device: Any = None
+                   ) -> Callable[..., Any]:
+    """A Triton launch worked out once, for a caller that repeats it with new
+    tensors (portagpu.kernels keeps one per call shape): the returned function
+    takes the tensors for the positions `varying` of `args` (whose values
+    there are ignored) and launches `kernel` on `grid` with them, `num_warps`
+    and `meta`, on `device` (default: the detected one; portagpu.kernels
+    passes the tensors' device, so a CPU tensor on a GPU host runs in the
+    interpreter). Where the backend has the Triton fast path it is generated
+    code whose key is only the device and each tensor's dtype and alignment
+    (triton_codegen.make_bound_launch); elsewhere it takes the launcher's
+    general path."""
+    meta = dict(meta or {})
+    template = list(args)
+    for position in varying:
+        template[position] = None  # the caller's tensors are not kept alive here
+    launcher = _TRITON.get(id(kernel))
+    if launcher is None:
+        if not is_triton_kernel(kernel):
+            raise LaunchError(f"prepare_launch takes a @triton.jit kernel, got {type(kernel).__name__}")
+        launcher = _TRITON[id(kernel)] = TritonLauncher(kernel)
+    device = device or current_device()
+
+    def general(*tensors: Any) -> None:
+        full = list(template)
+        for position, value in zip(varying, tensors, strict=True):
+            full[position] = value
+        launcher(device, grid, tuple(full), num_warps, None, meta)
+
+    if device is not launcher.device:
+        launcher._configure(device)
+    if not (launcher.fast and type(grid) is tuple and launcher.foreign.isdisjoint(meta)
+            and launcher._plan(len(args), tuple(meta)) is not None):
+        return general
+    nw = None if num_warps is None else launcher.scale_warps(num_warps)
+    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, _device_module, general)
+    return bound or general

@@ -25,6 +25,8 @@ from functools import cache
 from typing import Any
 
 from portagpu.errors import LaunchError
+from portagpu.runtime.triton_codegen import _never, globals_changed, hooks_idle, make_fast_launch
+from portagpu.runtime.triton_direct import direct_launch
 
 WARP_UNIT = 32  # num_warps is counted in 32-thread warps by the caller
 MAX_BLOCK_THREADS = 1024  # Triton raises OutOfResources above this
@@ -116,6 +118,9 @@ class TritonLauncher:
         self.base = _base_function(kernel)
         self.device = None
         self.interpreted_kernel = None  # made on the first interpreted launch
+        # a function computing what the kernel computes (portagpu.reference_for):
+        # it runs instead of Triton's interpreter, and where Triton cannot run
+        self.reference: Callable[..., Any] | None = None
         self.ready = -1  # detection count for which dispatch may call `shapes` directly
         self.cache: dict[tuple, tuple] = {}
         self.plans: dict[tuple, tuple | None] = {}
@@ -136,8 +141,7 @@ class TritonLauncher:
         self.backend = backend
         self.warp_size = device.warp_size
         self.foreign = foreign_triton_options(backend.name)
-        if backend.triton_mode == "none":
-            raise LaunchError(f"Triton kernels cannot run on {backend.display_name} ({device.name})")
+        self.mode = backend.triton_mode
         self.interpreted = backend.triton_mode == "interpreted"
         self.fast = bool(backend.triton_fast_path) and self.is_plain_jit
         self.shapes: dict[int, Callable[..., bool]] = {}  # made for this device's facts
@@ -147,16 +151,22 @@ class TritonLauncher:
             from triton import knobs
 
             self.knobs = knobs.runtime
-            enter = knobs.runtime.launch_enter_hook
-            self.hook_chain = type(enter) if hasattr(enter, "calls") else _NoHookChain
             self.tensor_type = torch.Tensor
             self.current_device, self.current_stream = backend.triton_fast_path_hooks()
         self.device = device
 
     def __call__(self, device: Any, grid: Any, args: tuple, num_warps: int | None,
-                 stream: Any, meta: dict, try_fast: bool = True) -> None:
+                 stream: Any, meta: dict, try_fast: bool = True, interpret: bool | None = None) -> None:
         if device is not self.device:
             self._configure(device)
+        if self.mode != "native":
+            if self.reference is not None and not (interpret and self.interpreted):
+                self._run_reference(args, meta)
+                return
+            if self.mode == "none":
+                raise LaunchError(
+                    f"Triton kernels cannot run on {self.backend.display_name} ({device.name}); "
+                    "give the kernel a reference with portagpu.reference_for(kernel, fn) to run it here")
         if self.fast and stream is None and try_fast:
             if self.fast_function(args, meta)(grid, args, num_warps, meta):
                 return
@@ -178,6 +188,15 @@ class TritonLauncher:
             return self.kernel[grid](*args, **meta)
         with self.backend.torch_stream(stream):
             return self.kernel[grid](*args, **meta)
+
+    # -- the user's reference ---------------------------------------------------
+    def _run_reference(self, args: tuple, meta: dict) -> None:
+        """The reference gets the kernel's arguments: those given positionally,
+        and the kernel parameters given by keyword (constexprs); not the grid,
+        num_warps or other launch options."""
+        names = getattr(self.base, "arg_names", None)
+        params = meta if names is None else {k: v for k, v in meta.items() if k in names}
+        self.reference(*args, **params)
 
     # -- CPU interpreter --------------------------------------------------------
     def _interpret(self, grid: Any, args: tuple, nw: int | None, meta: dict) -> None:
@@ -280,7 +299,7 @@ class TritonLauncher:
         if entry is None:
             self._remember(key, self._native(grid, args, nw, None, meta))
             return
-        run, function, packed_metadata, compiled, used_globals = entry
+        run, function, packed_metadata, compiled, used_globals = entry[:5]
         if used_globals and globals_changed(used_globals):
             self._native(grid, args, nw, None, meta)  # let Triton raise its error
             return
@@ -309,143 +328,10 @@ class TritonLauncher:
         if compiled is None or hasattr(compiled, "result"):  # warmup-only or async future
             return
         try:
-            entry = (compiled.run, compiled.function, compiled.packed_metadata, compiled,
-                     self.kernel.used_global_vals)
+            run = compiled.run
+            entry = (run, compiled.function, compiled.packed_metadata, compiled,
+                     self.kernel.used_global_vals, *(direct_launch(run) or (None, None, None)))
         except Exception:  # a Triton whose CompiledKernel differs: keep its dispatch
             self.fast = False
             return
         self.cache[key] = entry
-
-
-# --- generated fast launches -------------------------------------------------------
-class _NoHookChain:
-    """Stands for Triton's HookChain in Tritons whose launch hooks are plain callables."""
-
-    calls = ()
-
-
-def hooks_idle(hook: Any) -> bool:
-    """No launch hook to run: None (older Triton) or an empty HookChain."""
-    return hook is None or not getattr(hook, "calls", True)
-
-
-def globals_changed(used_globals: dict) -> bool:
-    """A global the kernel read at compile time has another value now."""
-    for (name, _), (value, scope) in used_globals.items():
-        if scope.get(name, _MISSING) != value:
-            return True
-    return False
-
-
-def _never(grid: Any, args: tuple, num_warps: Any, meta: dict) -> bool:
-    return False
-
-
-# One key element per int, as fine as Triton's specialisation: -1 for the
-# value 1; otherwise the range (i32 0, i64 2, u64 4) plus 1 when divisible by
-# 16 (True/False for i32, the common case, is cheapest to compute).
-_INT_SPEC = ("-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
-             "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)")
-
-
-def make_fast_launch(launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple,
-                     meta: dict) -> Callable[..., bool] | None:
-    """Straight-line launch code for one call shape and argument-type pattern.
-
-    The shape is the positional count and the `meta` keys; the pattern is the
-    exact type of each non-constexpr argument in this call. The function
-    returns False, having done nothing, for a call it was not made for (other
-    keys or types, a pre-run hook, a changed global, an unhashable constexpr):
-    the caller then takes the general path. It builds the same key as
-    `TritonLauncher._fast`, prefixed with its own tag, and launches exactly as
-    `JITFunction.run` does. None when the pattern has a type it cannot key."""
-    fill, option_names, constexpr = plan
-    names = launcher.names
-    tensor = launcher.tensor_type
-    values = list(args) + [meta[x] if from_meta else x for from_meta, x in fill]
-    scope: dict[str, Any] = {
-        "kernel": launcher.kernel, "cache_get": launcher.cache.get, "remember": launcher._remember,
-        "native": launcher._native, "warps_get": launcher.warps.get, "scale_warps": launcher.scale_warps,
-        "get_device": launcher.current_device, "get_stream": launcher.current_stream,
-        "rt": launcher.knobs, "Chain": launcher.hook_chain, "globals_changed": globals_changed,
-        "TAG": object(),
-    }
-    p = [f"p{i}" for i in range(len(names))]
-    body = [f"if kernel.pre_run_hooks or len(meta) != {len(meta)}:", "    return False"]
-    if nargs:
-        body.append(f"{', '.join(p[:nargs])}, = args")
-    body.append("try:")
-    body += [f"    {p[nargs + i]} = meta[{x!r}]" for i, (from_meta, x) in enumerate(fill) if from_meta]
-    body += [f"    o{i} = meta[{k!r}]" for i, k in enumerate(option_names)]
-    body += ["    pass", "except KeyError:", "    return False"]
-    for i, (from_meta, x) in enumerate(fill):
-        if not from_meta:
-            scope[f"d{nargs + i}"] = x
-            body.append(f"{p[nargs + i]} = d{nargs + i}")
-    guards, key = [], ["TAG", "dev", "nw", *[f"o{i}" for i in range(len(option_names))]]
-    for i, (value, is_constexpr) in enumerate(zip(values, constexpr, strict=True)):
-        if is_constexpr:
-            key += [p[i], f"type({p[i]})"]
-            continue
-        kind = type(value)
-        if isinstance(value, tensor):
-            # No type guard: like Triton, anything with .dtype and .data_ptr()
-            # is keyed as a tensor; anything else raises AttributeError below.
-            key += [f"{p[i]}.dtype", f"{p[i]}.data_ptr() & 15 == 0"]
-        elif kind is int:
-            guards.append(f"type({p[i]}) is int")
-            key.append(_INT_SPEC.format(v=p[i]))
-        elif kind in (float, bool):
-            guards.append(f"type({p[i]}) is {kind.__name__}")
-            key.append(kind.__name__)
-        elif value is None:
-            guards.append(f"{p[i]} is None")
-            key.append("None")
-        else:
-            return None
-    if guards:
-        body += [f"if not ({' and '.join(guards)}):", "    return False"]
-    params = ", ".join(p)
-    # No launch hook installed (a profiler adds them): pass None, as Triton's
-    # launcher does nothing with an empty chain. Triton with HookChain knobs:
-    # empty chains; older Triton: None. Anything else takes the hooked launch.
-    idle = ("type(enter) is Chain and type(leave) is Chain and not enter.calls and not leave.calls"
-            if launcher.hook_chain is not _NoHookChain else "enter is None and leave is None")
-    grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
-    launch_grid = "grid[0], grid[1] if size > 1 else 1, grid[2] if size > 2 else 1, stream, function, packed"
-    body += [
-        "if num_warps is None:",
-        "    nw = None",
-        "else:",
-        "    nw = warps_get(num_warps) if type(num_warps) is int else None",
-        "    if nw is None:",
-        "        nw = scale_warps(num_warps)",
-        "dev = get_device()",
-        "try:",
-        f"    key = ({', '.join(key)},)",
-        "    entry = cache_get(key)",
-        "except (AttributeError, TypeError):  # not a tensor where one was; unhashable constexpr",
-        "    return False",
-        "if entry is None:",
-        "    remember(key, native(grid, args, nw, None, meta))",
-        "    return True",
-        "run, function, packed, compiled, used_globals = entry",
-        "if used_globals and globals_changed(used_globals):",
-        "    return False",
-        "if type(grid) is not tuple and callable(grid):",
-        f"    grid = grid({grid_dict})",
-        "size = len(grid)",
-        "stream = get_stream(dev)",
-        "enter = rt.launch_enter_hook",
-        "leave = rt.launch_exit_hook",
-        f"if {idle}:",
-        f"    run({launch_grid}, None, None, None, {params})",
-        "else:",
-        f"    run({launch_grid}, compiled.launch_metadata(grid, stream, {params}), enter, leave, {params})",
-        "return True",
-    ]
-    source = "def fast_launch(grid, args, num_warps, meta):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(source, f"<portagpu fast launch of {getattr(launcher.base, '__name__', '?')}>", "exec"), scope)
-    function = scope["fast_launch"]
-    function.source = source  # for debugging: print(launcher.shapes[n].source)
-    return function

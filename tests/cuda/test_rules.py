@@ -57,9 +57,43 @@ def test_corpus_findings_match_expect_markers(name):
 
 
 def test_guard_macros_from_settings_silence_project_switches():
-    text = "#ifdef MY_PROJECT_AMD\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n"
+    # a switch not spelled like one (no HIP/ROCM/AMD word): only config names it
+    text = "#ifdef PORTED_BUILD\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n"
     assert _codes(text, CUDA_RULES) == ["PG508"]
-    assert _codes(text, CUDA_RULES, LintSettings(guard_macros=("MY_PROJECT_AMD",))) == []
+    assert _codes(text, CUDA_RULES, LintSettings(guard_macros=("PORTED_BUILD",))) == []
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "#ifdef MY_PROJECT_AMD",
+        "#if BNB_HIP",
+        "#ifdef MMCV_WITH_HIP",
+        "#if defined(GGML_USE_HIP) && defined(__GFX9__)",
+        "#ifndef TENSORFLOW_USE_ROCM",
+        "#if __AMDGCN_WAVEFRONT_SIZE == 64",
+        "#if WARP_SIZE == 64",
+        "#if defined(__gfx90a__) || defined(__gfx942__)",
+    ],
+)
+def test_macros_spelled_like_vendor_switches_are_switches(condition):
+    text = f"{condition}\n#define LANES 64\n#else\n#define WARP_SIZE 32\n#endif\n"
+    assert _codes(text, CUDA_RULES) == []
+
+
+@pytest.mark.parametrize("condition", ["#ifdef _M_AMD64", "#if defined(USE_HIPBLASLT)", "#if CUDA_VERSION >= 9000"])
+def test_other_conditions_are_not_vendor_switches(condition):
+    text = f"{condition}\n#define LANES 64\n#else\n#define WARP_SIZE 32\n#endif\n"
+    assert _codes(text, CUDA_RULES) == ["PG508"]
+
+
+def test_a_macro_defined_only_under_a_switch_is_a_switch():
+    text = (
+        "#if !defined(GGML_USE_HIP) && __CUDA_ARCH__ >= 800\n#define HAVE_CP_ASYNC\n#endif\n"
+        "__device__ void f() {\n#ifdef HAVE_CP_ASYNC\n  asm volatile(\"cp.async.commit_group;\" ::);\n#endif\n}\n"
+        "__device__ void g() { asm(\"trap;\"); }\n"
+    )
+    assert _codes(text, CUDA_RULES) == ["PG601"]
 
 
 def test_guard_survives_a_conditional_that_splits_a_statement():
@@ -175,3 +209,16 @@ def test_torch_integer_divider_header_is_checked_not_unparseable():
         pytest.skip("this torch build ships no CUDA headers")
     findings = check_cuda_file(str(header), header.read_text(), CUDA_RULES, SETTINGS)
     assert [f for f in findings if f.code == "PG901"] == []
+
+
+def test_nested_switches_give_disjoint_guard_spans():
+    from portagpu.cuda.unit import guarded_spans
+
+    text = (
+        "#ifndef MY_WIDTH\n#if defined(USE_ROCM)\n#define MY_WIDTH 64\n#else\n#define MY_WIDTH 32\n#endif\n#endif\n"
+        "int x;\n#ifdef __HIPCC__\nint y;\n#endif\n"
+    )
+    spans = guarded_spans(text, ())
+    assert spans == sorted(spans)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert len(spans) == 2  # the MY_WIDTH chain (a derived switch) holds the USE_ROCM one

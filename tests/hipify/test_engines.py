@@ -64,13 +64,32 @@ def test_builtin_table_is_used_without_hipify_or_torch(monkeypatch):
 
 
 def test_missing_torch_is_a_clear_error_for_the_torch_engine(monkeypatch):
-    from portagpu.hipify_bridge import engines
+    from portagpu.hipify_bridge import engines, torch_tables
     from portagpu.hipify_bridge.engines import EngineUnavailable
 
     engines.torch_tables.cache_clear()
     monkeypatch.setitem(sys.modules, "torch.utils.hipify", None)  # import now fails
+    monkeypatch.setattr(torch_tables, "torch_version", lambda: None)  # and no cached tables
     try:
         with pytest.raises(EngineUnavailable, match="need torch"):
             translate("cudaMalloc(0, 0);\n", engine="torch")
     finally:
         engines.torch_tables.cache_clear()
+
+
+def test_cached_torch_tables_rename_exactly_as_torchs_own_regex(tmp_path, monkeypatch):
+    hipify_python = pytest.importorskip("torch.utils.hipify.hipify_python")
+    from portagpu.hipify_bridge import torch_tables
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = torch_tables.load()  # from torch: writes the cache
+    assert list(tmp_path.joinpath("portagpu").glob("hipify-torch-*.json"))
+    monkeypatch.setattr(torch_tables, "_from_torch", lambda: pytest.fail("cache not used"))
+    pattern, table = torch_tables.load()
+    assert table == first[1] == dict(hipify_python.PYTORCH_MAP)
+    names = list(table)
+    text = "\n" + " ".join(f"{n}{sep}" for n in names for sep in (" ", "(", ".x", "::y", "z"))
+    ours = pattern.sub(lambda m: table.get(m.group(0), m.group(0)), text)
+    theirs = hipify_python.RE_PYTORCH_PREPROCESSOR.sub(
+        lambda m: hipify_python.PYTORCH_MAP[m.group(0)], text)
+    assert ours == theirs

@@ -77,6 +77,7 @@ def test_gpu_defaults_come_from_the_table():
     assert _dispatch.choose("softmax", NVIDIA, None, fits="integer input") == "torch"
 
 
+@pytest.mark.cpu_only  # beside a Triton GPU backend the interpreter is not run (see below)
 def test_triton_runs_on_the_cpu_without_triton_interpret(monkeypatch):
     """The interpreter is chosen per kernel at launch: no environment variable."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
@@ -112,3 +113,84 @@ def test_vendor_options_from_the_table_reach_portagpu_launch(monkeypatch):
     assert meta["num_warps"] == config["num_warps"] and meta["BLOCK_M"] == config["BLOCK_M"]
     assert meta["HAS_BIAS"] is True
     assert "upto" not in meta
+
+
+# where the plan tests run Triton: the GPU if there is one, else the interpreter
+WHERE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_a_call_shape_is_planned_once(monkeypatch):
+    """The implementation, table row and launch arguments are worked out on the
+    first call of a shape; later calls of that shape reuse them."""
+    chosen = []
+    original = _dispatch.choose
+    monkeypatch.setattr(_dispatch, "choose", lambda *a, **k: chosen.append(a[0]) or original(*a, **k))
+    _dispatch.forget_plans()
+    x = torch.randn(5, 7, device=WHERE)
+    for _ in range(3):
+        torch.testing.assert_close(K.softmax(x, impl="torch"), torch.softmax(x, -1))
+    assert chosen == ["softmax"]
+    K.softmax(torch.randn(5, 8, device=WHERE), impl="torch")  # another shape: planned anew
+    K.softmax(x, impl="triton")  # another request
+    assert chosen == ["softmax"] * 3
+    assert K.last_impl() == "triton"
+    K.softmax(x, impl="torch")
+    assert K.last_impl() == "torch"  # recorded on every call, not only when planned
+
+
+def test_the_environment_variable_is_part_of_the_plan(monkeypatch):
+    x = torch.randn(4, 9, device=WHERE)
+    monkeypatch.setenv(_dispatch.ENV_IMPL, "torch")
+    K.softmax(x)
+    assert K.last_impl() == "torch"
+    monkeypatch.setenv(_dispatch.ENV_IMPL, "triton")
+    torch.testing.assert_close(K.softmax(x), torch.softmax(x, -1))
+    assert K.last_impl() == "triton"
+    monkeypatch.setenv(_dispatch.ENV_IMPL, "cuda")
+    with pytest.raises(LaunchError, match="no cuda implementation"):
+        K.softmax(x)
+
+
+def test_a_plan_checks_out_on_every_call():
+    x = torch.randn(3, 5, device=WHERE)
+    K.softmax(x, impl="triton")
+    with pytest.raises(LaunchError, match="out has shape"):
+        K.softmax(x, out=torch.empty(3, 6, device=WHERE), impl="triton")
+    out = torch.full((3, 5), float("nan"), device=WHERE)
+    assert K.softmax(x, out=out, impl="triton") is out
+    torch.testing.assert_close(out, torch.softmax(x, -1))
+
+
+def test_forget_plans_takes_a_changed_table(monkeypatch):
+    x = torch.randn(6, 20, device=WHERE)
+    K.sum(x, dim=1, impl="triton")
+    rows = []
+    original = _tuning.config
+    monkeypatch.setattr(_tuning, "config", lambda *a: rows.append(a) or original(*a))
+    K.sum(x, dim=1, impl="triton")
+    assert rows == []  # planned before: the table is not read again
+    _dispatch.forget_plans()
+    torch.testing.assert_close(K.sum(x, dim=1, impl="triton"), x.sum(1))
+    assert rows == [("reduce_rows", device_of(x).vendor, 20)]
+
+
+def test_a_cpu_tensor_on_a_gpu_host_does_not_run_the_interpreter(monkeypatch):
+    """On a host whose Triton compiles for a GPU, CPU tensors take the torch
+    reference by default, and an explicit impl="triton" says why it cannot run
+    (the interpreter patches triton.language; Triton 3.6 leaves it patched
+    after an error, which broke every later GPU compile on the GPU machine)."""
+    from portagpu.device import clear_cache
+
+    monkeypatch.setattr("portagpu.runtime.dispatch.detect", lambda: NVIDIA)
+    clear_cache()
+    try:
+        _dispatch.forget_plans()
+        x = torch.randn(6, 40)
+        torch.testing.assert_close(K.softmax(x), torch.softmax(x, -1))
+        assert K.last_impl() == "torch"
+        with pytest.raises(LaunchError, match="interpreter is not run beside a Triton GPU backend"):
+            K.sum(x, dim=1, impl="triton")
+    finally:
+        monkeypatch.undo()
+        clear_cache()
+        _dispatch.forget_plans()

@@ -8,7 +8,8 @@ FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 @pytest.mark.parametrize("impl", ["triton", None])
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("shape", [(37, 300), (6, 5_000)])  # 5,000: looped kernel on CPU
+# 77x100: several short rows per program; 5,000: looped kernel on CPU, 40,000 on the GPU
+@pytest.mark.parametrize("shape", [(77, 100), (37, 300), (6, 5_000), pytest.param((3, 40_000), marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm_rows(inputs, runnable, impl, dtype, shape, affine):
     impl = runnable(impl)

@@ -23,7 +23,8 @@ def test_sum_and_max_of_a_vector(inputs, runnable, impl, dtype, n):
 
 @pytest.mark.parametrize("impl", ["triton", "cuda", None])
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("shape", [(37, 300), (5, 5_000)])  # 5,000 columns: more than one block
+# 77x100: several short rows per program; 5,000 columns: more than one block
+@pytest.mark.parametrize("shape", [(77, 100), (37, 300), (5, 5_000)])
 def test_sum_and_max_per_row(inputs, runnable, impl, dtype, shape):
     impl = runnable(impl)
     if impl == "cuda" and dtype != torch.float32:

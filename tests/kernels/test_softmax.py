@@ -3,9 +3,10 @@ import pytest
 import torch
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+# 77x100: short rows, several per program (77 is no multiple of any ROWS);
 # 300: one block; 5,000: longer than the CPU table's fused limit (looped kernel);
 # 40,000: longer than the GPU tables' fused limit
-SHAPES = [(37, 300), (6, 5_000), pytest.param((3, 40_000), marks=pytest.mark.gpu)]
+SHAPES = [(77, 100), (37, 300), (6, 5_000), pytest.param((3, 40_000), marks=pytest.mark.gpu)]
 
 
 @pytest.mark.parametrize("impl", ["triton", None])

@@ -67,6 +67,15 @@ def test_force_exclude_applies_to_named_paths(tmp_path, monkeypatch):
     assert _names(discover(named, root=tmp_path, exclude=["vendor/"], force_exclude=True)) == ["a.py"]
 
 
+def test_named_folder_is_linted_even_if_config_excludes_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _touch(tmp_path, "demo/app.py", "demo/sub/k.cu", "demo/.venv/v.py", "other.py")
+    assert _names(discover(["demo"], root=tmp_path, exclude=["demo/"])) == ["demo/app.py", "demo/sub/k.cu"]
+    assert _names(discover(["demo"], root=tmp_path, exclude=["demo/"], force_exclude=True)) == []
+    # walking the project still honours the exclusion
+    assert _names(discover(["."], root=tmp_path, exclude=["demo/"])) == ["other.py"]
+
+
 def test_symlink_loops_are_one_diagnostic_each(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _touch(tmp_path, "pkg/a.py")
@@ -107,7 +116,15 @@ def test_unreadable_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def fake_os_open(path, *args, **kwargs):  # sources are read with os.open (FIFO-safe)
+        if str(path).endswith("a.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_os_open(path, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
     result = lint_paths([tmp_path], _meta_only(tmp_path))
     assert [(Path(f.path).name, f.code) for f in result.findings] == [("a.py", "PG902")]
     assert "Permission denied" in result.findings[0].message

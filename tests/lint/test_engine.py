@@ -19,7 +19,8 @@ def test_lint_text_dispatches_and_reports_parse_failure(toy):
     found = lint_text("x = 1\ncuda_sync()\n", path="a.py", language="python", rules=rules, settings=LintSettings())
     assert [(f.code, f.line, f.col) for f in found] == [("TX101", 2, 1)]
     broken = lint_text("print 'py2'\ncuda_sync()\n", path="b.py", language="python", rules=rules, settings=LintSettings())
-    assert [f.code for f in broken] == ["PG901"]
+    # PG901, and what is still visible once the offending line is set aside
+    assert [(f.code, f.line) for f in broken] == [("PG901", 1), ("TX101", 2)]
     assert broken[0].line == 1 and "b.py" == broken[0].path
 
 
@@ -181,8 +182,10 @@ def test_linting_one_file_keeps_the_cache_of_the_others(toy, tmp_path):
     assert again.cached == 2 and again.parsed == 0
     b.unlink()
     lint_paths([a], toy())  # b is gone: its entry is dropped, not kept forever
-    import pickle
+    import json
 
-    caches = [p for p in (tmp_path / ".portagpu_cache").rglob("*.pickle") if not p.name.startswith("rules-")]
-    _, entries, stats = pickle.loads(caches[-1].read_bytes())
+    from portagpu.lint.cache import decode
+
+    caches = [p for p in (tmp_path / ".portagpu_cache").rglob("*.json") if not p.name.startswith("rules-")]
+    entries, stats = decode(json.loads(caches[-1].read_bytes()))
     assert len(caches) == 1 and len(entries) == 1 and all(p.endswith("a.py") for p in stats)

@@ -25,12 +25,13 @@ def test_safe_fix_is_stable(rule, tmp_path, monkeypatch):
     config = LintConfig(root=tmp_path, select=(rule.id,), targets=rule.targets, cache=False, jobs=1)
     fixed_any = False
     for index, example in enumerate(rule.invalid):
-        path = tmp_path / f"ex{index}{SUFFIX[rule.language]}"
+        path = tmp_path / f"ex{index}" / (example.path or f"ex{SUFFIX[rule.language]}")
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(example.code)
         first = lint_paths([path], config, fix=True)
         assert not first.errors, first.errors
         after = path.read_text()
-        if rule.language == "python":
+        if path.suffix == ".py":
             ast.parse(after)
         if first.fixed:
             fixed_any = True

@@ -13,6 +13,7 @@ from portagpu.lint import meta
 from portagpu.lint.catalogue import load_catalogue
 from portagpu.lint.engine import PreScan, checker_available, lint_source
 from portagpu.lint.model import Example, LintSettings, Rule
+from portagpu.lint.source import language_of
 
 CATALOGUE = load_catalogue()
 SUFFIX = {"python": ".py", "cuda": ".cu"}
@@ -33,9 +34,11 @@ def _lint(rule: Rule, example: Example) -> list:
     data = example.code.encode(encoding)
     # the rule's own targets, so a target-dependent rule is exercised where it applies
     settings = LintSettings(targets=rule.targets)
-    path = f"example{SUFFIX[rule.language]}"
+    # an example may say which file it is (requirements.txt, a backend module)
+    path = example.path or f"example{SUFFIX[rule.language]}"
+    language = language_of(path) or rule.language
     # PG901 comes from the parser; the other meta rules from reading/decoding
-    return lint_source(data, path=path, language=rule.language, rules=[rule], settings=settings)
+    return lint_source(data, path=path, language=language, rules=[rule], settings=settings)
 
 
 @pytest.mark.parametrize(("rule", "example"), list(_cases("invalid")))
@@ -66,7 +69,8 @@ def test_valid_example_does_not_trigger(rule: Rule, example: Example) -> None:
 @pytest.mark.parametrize(("rule", "example"), list(_cases("invalid", checkers_only=True)))
 def test_prescan_keeps_invalid_example(rule: Rule, example: Example) -> None:
     assert rule.tokens, f"{rule.id}: no `tokens`: every file in every run would be parsed for it"
-    assert PreScan([rule], rule.language).wants(example.code), (
+    language = language_of(example.path) if example.path else rule.language
+    assert PreScan([rule], language or rule.language).wants(example.code), (
         f"{rule.id}: none of its tokens {list(rule.tokens)} occurs in its invalid example, "
         f"so the pre-scan would skip a file that triggers it:\n{example.code}"
     )

@@ -6,7 +6,7 @@ from portagpu.lint.catalogue import load_catalogue
 from portagpu.lint.model import LintSettings
 from portagpu.lint.python import check_python
 
-PY_FAMILIES = ("torch-device", "telemetry", "cupy", "nvidia-python-toolkits", "triton")
+PY_FAMILIES = ("torch-device", "telemetry", "cupy", "nvidia-python-toolkits", "triton", "dependencies", "distributed")
 
 
 def python_rules():

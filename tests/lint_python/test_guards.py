@@ -39,7 +39,12 @@ def test_user_guard_names(lint) -> None:
 def test_backend_package_path_is_a_guard(lint) -> None:
     code = "import torch\ntorch.cuda.synchronize()\n"
     assert lint(code, path="pkg/cuda/streams.py", select=("PG101",)) == []
-    assert lint(code, path="pkg/common_cuda.py", select=("PG101",)) == []
+    # a file named for a vendor's side of a dispatch is that backend
+    for path in ("pkg/cuda_backend.py", "pkg/_cuda.py", "ops/attention_sm90.py"):
+        assert lint(code, path=path, select=("PG101",)) == [], path
+    # a vendor word beside a topic names what the file is about, not a backend
+    for path in ("pkg/common_cuda.py", "demo/ptx_assembly.py", "pkg/cuda_kernels.py"):
+        assert [f.code for f in lint(code, path=path, select=("PG101",))] == ["PG101"], path
     assert [f.code for f in lint(code, path="pkg/train.py", select=("PG101",))] == ["PG101"]
     # a vendor word in a directory above the project is not a backend marker
     for path in ("/elsewhere/hip/work/project/src/train.py", "cuda-experiments/train.py"):

@@ -32,15 +32,26 @@ def scale_reference(x, out, alpha, n, beta, seed):
     out[:n] = alpha * x[:n] + beta + (seed & 1)
 
 
-@pytest.mark.parametrize("device", ["cpu", "mps"])
-def test_reference_runs_without_a_cuda_compiler(use_device, device):
-    use_device(device)
+def test_reference_runs_without_a_cuda_compiler(use_device):
+    use_device("cpu")
     n = int(np.random.randint(10, 500))
     x = torch.randn(n)
     out = torch.full((n,), float("nan"))
     kernel = portagpu.CudaKernel(SOURCE, "scale", reference=scale_reference)
     portagpu.launch(kernel, ((n + 127) // 128,), x, out, 0.5, n, 0.25, 3, block=(128,))
     torch.testing.assert_close(out, 0.5 * x + 0.25 + 1)
+
+
+def test_reference_on_a_gpu_refuses_host_memory(use_device):
+    """MPS runs the reference too, but like a CUDA GPU it reads its own
+    memory: CPU tensors and numpy arrays are refused before it runs
+    (issue 13 item 15: a CPU-only CI must refuse what a GPU would)."""
+    use_device("mps")
+    kernel = portagpu.CudaKernel(SOURCE, "scale", reference=scale_reference)
+    with pytest.raises(LaunchError, match="is a torch tensor on cpu, not on mps"):
+        portagpu.launch(kernel, (1,), torch.randn(8), torch.zeros(8), 0.5, 8, 0.25, 3)
+    with pytest.raises(LaunchError, match="numpy array in host memory"):
+        portagpu.launch(kernel, (1,), np.ones(8, np.float32), torch.zeros(8), 0.5, 8, 0.25, 3)
 
 
 def test_reference_takes_numpy_arrays(use_device):
@@ -246,3 +257,67 @@ def test_launches_call_the_device_function_directly_or_fall_back(use_device, fak
     for launch in cupy.launches:
         assert (launch["grid"], launch["block"], launch["shared_mem"]) == ((2, 1, 1), (64, 1, 1), 256)
         assert type(launch["args"][1]) is np.int32 and launch["args"][1] == 7
+
+
+class OnGpu(torch.Tensor):
+    """A CPU tensor that says it is on GPU 0, as the launch path sees a CUDA tensor."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+    def get_device(self):
+        return 0
+
+
+@pytest.fixture
+def torch_stream(monkeypatch):
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 4321, raising=False)
+
+
+def test_each_argument_type_pattern_gets_generated_code(use_device, fake_cupy, torch_stream, monkeypatch):
+    """Torch tensors and CuPy arrays alternating: after one launch of each, both
+    take generated code (the general path is not called again)."""
+    use_device("sm_90")
+    cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    tensor, array = torch.zeros(8).as_subclass(OnGpu), cupy.ndarray()
+    for args in ((array, 4), (tensor, 4), (12345, 4)):  # a raw address is a third pattern
+        portagpu.launch(kernel, (1,), *args)
+    general = []
+    original = type(kernel)._launch
+    monkeypatch.setattr(type(kernel), "_launch", lambda self, *a: (general.append(a), original(self, *a)))
+    for args in ((tensor, 5), (array, 6), (12345, 7), (tensor, 8)):
+        portagpu.launch(kernel, (1,), *args)
+    assert general == []
+    launched = [launch["args"] for launch in cupy.launches[-4:]]
+    assert launched == [[tensor.data_ptr(), 5], [array, 6], [12345, 7], [tensor.data_ptr(), 8]]
+    assert cupy.launches[-4]["stream"].ptr == 4321  # torch's current stream for torch tensors
+
+
+def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, torch_stream, monkeypatch):
+    from portagpu.runtime import cuda_source
+
+    class Address(int):
+        pass
+
+    class Scalar:
+        def __init__(self, value):
+            self.value = value
+
+    monkeypatch.setattr(cuda_source, "cupy_argument_holders", lambda cupy: (Address, Scalar))
+    monkeypatch.setattr(cuda_source, "_ADDRESSES", {})
+    use_device("sm_90")
+    fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "scale")
+    x, out = torch.zeros(8).as_subclass(OnGpu), torch.zeros(8).as_subclass(OnGpu)
+    for _ in range(3):  # first launch, then generated code
+        portagpu.launch(kernel, (1,), x, out, 0.5, 8, 0.25, 3)
+    launches = sys.modules["cupy"].launches
+    first, second, third = (launch["args"] for launch in launches)
+    assert type(first[0]) is int and first[0] == x.data_ptr()  # the general path: plain values
+    for args in (second, third):
+        assert [type(a) for a in args[:2]] == [Address, Address] and args[:2] == [x.data_ptr(), out.data_ptr()]
+        assert all(type(a) is Scalar for a in args[2:])
+        assert [type(a.value) for a in args[2:]] == [np.float32, np.int32, np.float64, np.uint64]
+    assert second[0] is third[0] and second[3] is third[3]  # reused, not rebuilt per launch

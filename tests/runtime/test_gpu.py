@@ -51,20 +51,74 @@ def test_triton_fast_path_is_used_and_correct():
         assert "def fast_launch" in launcher.shapes[4].source  # by the generated code
 
 
+def test_triton_c_launcher_is_called_directly_where_the_wrapper_is_known():
+    """On a Triton whose launcher wrapper triton_direct knows (3.6 on the GPU
+    machine), launches skip it; any other Triton keeps calling it. Either way
+    the results are right, also for a tensor view at an offset."""
+    from portagpu.runtime import triton_direct
+
+    n = 5000
+    x, y = torch.randn(n + 4, device="cuda"), torch.randn(n, device="cuda")
+    for source in (x[:n], x[4:], x[:n]):  # x[4:] is 16-byte aligned too: same specialisation
+        out = torch.full_like(y, float("nan"))
+        portagpu.launch(add_kernel, (triton.cdiv(n, 1024),), source, y, out, n, BLOCK=1024)
+        torch.testing.assert_close(out, source + y)
+    launcher = dispatch.triton_launcher(add_kernel)
+    if not launcher.fast:
+        pytest.skip("no Triton fast path on this backend")
+    entries = list(launcher.cache.values())
+    run = entries[0][0]
+    known = triton_direct.wrapper_digest(type(run)) in triton_direct.KNOWN_WRAPPERS
+    assert all((entry[5] is not None) == known for entry in entries)
+    if triton.__version__.startswith("3.6"):
+        assert known, f"Triton {triton.__version__}'s launcher wrapper changed: {triton_direct.wrapper_digest(type(run))}"
+
+
+def test_a_prepared_launch_is_correct_for_new_tensors_each_call():
+    from portagpu.runtime.dispatch import prepare_launch
+
+    n = 3000
+    go = prepare_launch(add_kernel, (triton.cdiv(n, 512),), (None, None, None, n), (0, 1, 2), 4, {"BLOCK": 512})
+    for dtype in (torch.float32, torch.float32, torch.float16, torch.float32):
+        x, y = torch.randn(n + 1, device="cuda", dtype=dtype), torch.randn(n, device="cuda", dtype=dtype)
+        for source in (x[:n], x[1:]):  # x[1:] is not 16-byte aligned: its own compiled kernel
+            out = torch.full_like(y, float("nan"))
+            go(source, y, out)
+            torch.testing.assert_close(out, source + y)
+    if dispatch.triton_launcher(add_kernel).fast:
+        assert "bound_launch(p0, p1, p2)" in go.source
+
+
+def test_cuda_kernel_alternating_torch_and_cupy_arguments():
+    """Each argument-type pattern gets its generated code; both stay correct."""
+    kernel = portagpu.CudaKernel(SOURCE, "axpy")
+    n = 3000
+    for _ in range(3):
+        for framework in ("cupy", "torch"):
+            check_axpy(kernel, framework, n, 0.25)
+    assert len(kernel._patterns) == 2
+    assert kernel._fast.source.count("def fast_launch") == 1
+
+
+def check_axpy(kernel, framework: str, n: int, a: float) -> None:
+    """y = a * x + y through portagpu.launch on fresh inputs of `framework`."""
+    if framework == "torch":
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    else:
+        x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
+    expected = a * x + y
+    portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, a, n, block=256)
+    if framework == "torch":
+        torch.testing.assert_close(y, expected)
+    else:
+        cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("framework", ["torch", "cupy"])
 def test_cuda_kernel_fast_path_is_used_and_correct(framework):
     kernel = portagpu.CudaKernel(SOURCE, "axpy")
     for n in (1000, 4096, 4096, 77777, 4096):
-        if framework == "torch":
-            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-        else:
-            x, y = cupy.random.randn(n, dtype=cupy.float32), cupy.random.randn(n, dtype=cupy.float32)
-        expected = 0.5 * x + y
-        portagpu.launch(kernel, (triton.cdiv(n, 256),), x, y, 0.5, n, block=256)
-        if framework == "torch":
-            torch.testing.assert_close(y, expected)
-        else:
-            cupy.testing.assert_allclose(y, expected, rtol=1e-6)
+        check_axpy(kernel, framework, n, 0.5)
     assert "def fast_launch" in kernel._fast.source
     with pytest.raises(LaunchError, match="not contiguous"):
         gpu = torch.zeros(8, device="cuda")

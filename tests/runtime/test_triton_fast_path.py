@@ -193,3 +193,117 @@ def test_bad_num_warps_is_refused_on_the_fast_path(kernel):
     for bad in (0, True, "4"):
         with pytest.raises(LaunchError, match="num_warps"):
             portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=bad)
+
+
+class OnGpu(torch.Tensor):
+    """A CPU tensor that says it is on the GPU, as the fast path sees a CUDA tensor."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+def test_gpu_tensors_are_passed_as_their_addresses(kernel):
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
+    portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
+    assert kinds(kernel) == ["native", "fast"]
+    # the addresses the key already read; Triton's launcher would read them again
+    assert kernel.log[-1][1][-5:] == (x.data_ptr(), y.data_ptr(), 64, 32, 7)
+    cpu = torch.zeros(64)  # same specialisation, but Triton's launcher must check it
+    portagpu.launch(kernel, (1,), cpu, y, 64, BLOCK=32)
+    assert kernel.log[-1][1][-5:-3] == (cpu, y)
+
+
+class Wrapper:
+    """Stands for Triton's CudaLauncher: __call__ allocates scratch, then calls `launch`."""
+
+    def __init__(self, log: list, scratch: int = 0) -> None:
+        self.log = log
+        self.global_scratch_size, self.profile_scratch_size = scratch, 0
+        self.launch_cooperative_grid, self.launch_pdl = False, True
+
+    def launch(self, *args):
+        self.log.append(("direct", args))
+
+    def __call__(self, *args):
+        self.log.append(("fast", args))
+
+
+@pytest.mark.parametrize("scratch", [0, 128])
+def test_a_known_wrapper_is_bypassed_when_no_scratch_is_needed(kernel, monkeypatch, scratch):
+    from portagpu.runtime import triton_direct
+
+    monkeypatch.setitem(triton_direct.KNOWN_WRAPPERS, triton_direct.wrapper_digest(Wrapper), "test")
+    triton_direct._known.cache_clear()
+    original = kernel.__getitem__
+
+    def getitem(grid):
+        def native(*args, **kwargs):
+            compiled = original(grid)(*args, **kwargs)
+            compiled.run = Wrapper(kernel.log, scratch)
+            return compiled
+
+        return native
+
+    monkeypatch.setattr(JITFunction, "__getitem__", lambda self, grid: getitem(grid))
+    x = torch.zeros(64).as_subclass(OnGpu)
+    try:
+        portagpu.launch(kernel, (2,), x, x, 64, BLOCK=32)
+        portagpu.launch(kernel, (2,), x, x, 64, BLOCK=32)
+    finally:
+        triton_direct._known.cache_clear()
+    if scratch:  # the wrapper allocates scratch: it must be called
+        assert kinds(kernel) == ["native", "fast"]
+        return
+    assert kinds(kernel) == ["native", "direct"]
+    launch = kernel.log[-1][1]
+    # grid, stream, function, cooperative, pdl, no scratch, packed metadata, no hooks, arguments
+    assert launch[:4] == (2, 1, 1, 1234) and launch[5:9] == (False, True, None, None)
+    assert launch[10:13] == (None, None, None)
+    assert launch[13:] == (x.data_ptr(), x.data_ptr(), 64, 32, 7)
+
+
+def test_an_unknown_wrapper_is_called():
+    from portagpu.runtime import triton_direct
+
+    triton_direct._known.cache_clear()
+    assert triton_direct.direct_launch(Wrapper([])) is None
+    assert triton_direct.direct_launch(object()) is None
+
+
+def test_a_prepared_launch_keys_only_its_tensors(kernel):
+    """prepare_launch (portagpu.kernels, per call shape): n and the constexprs
+    are constants of the code; the tensors are keyed by dtype and alignment."""
+    from portagpu.runtime.dispatch import prepare_launch
+
+    go = prepare_launch(kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32})
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    go(x, y)
+    go(y, x)
+    assert kinds(kernel) == ["native", "fast"]
+    assert kernel.log[0][1:] == ((4,), (x, y, 48), {"BLOCK": 32, "num_warps": 4})
+    assert kernel.log[1][1][:4] == (4, 1, 1, 1234)
+    assert kernel.log[1][1][-5:] == (y.data_ptr(), x.data_ptr(), 48, 32, 7)
+    go(x.half(), y)  # another dtype: Triton compiles it
+    go(x[1:], y)  # another alignment
+    assert kinds(kernel)[2:] == ["native", "native"]
+    assert "bound_launch(p0, p1)" in go.source
+
+
+def test_a_prepared_launch_falls_back_where_it_must(kernel, use_device):
+    from portagpu.runtime.dispatch import prepare_launch
+
+    go = prepare_launch(kernel, (1,), (None, None, 16), (0, 1), meta={"BLOCK": 32})
+    x = torch.zeros(64).as_subclass(OnGpu)
+    go(x, x)
+    go(x, x)
+    assert kinds(kernel) == ["native", "fast"]
+    kernel.pre_run_hooks.append(lambda *args, **kwargs: None)
+    go(x, x)  # Triton must run its hooks: its own dispatch
+    kernel.pre_run_hooks.clear()
+    use_device("sm_90")  # the device layer detects anew: back through portagpu.launch
+    go(x, x)
+    assert kinds(kernel)[2:] == ["native", "native"]
+    go(x, "not a tensor")  # not keyable: Triton's own dispatch (which would raise)
+    assert kernel.log[-1][0] == "native" and kernel.log[-1][2][1] == "not a tensor"

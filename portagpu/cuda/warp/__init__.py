@@ -21,6 +21,7 @@ from portagpu.cuda.warp import (
     shared_warp_array,
     shuffle_loop,
     warp_size_constant,
+    warpsize_constexpr,
 )
 from portagpu.cuda.warp.common import Options
 
@@ -36,4 +37,5 @@ FINDERS: dict[str, Finder] = {
     "shuffle_loop": shuffle_loop.find,
     "shared_warp_array": shared_warp_array.find,
     "warp_size_constant": warp_size_constant.find,
+    "warpsize_constexpr": warpsize_constexpr.find,
 }

@@ -1,4 +1,6 @@
-"""PG503: a ballot result kept in 32 bits, or counted with __popc/__ffs/__clz."""
+"""PG503: a ballot result kept in 32 bits, counted with __popc/__ffs/__clz, or
+combined (`&`, `|`, `^`) with a 32-bit value (`__ballot_sync(m, p) & lanemask_lt()`
+where lanemask_lt returns a 32-bit type): the upper 32 lanes are dropped."""
 
 from __future__ import annotations
 
@@ -44,10 +46,48 @@ def narrow_stores(unit: CudaUnit, producers: frozenset[str]) -> Iterator[tuple[s
             yield name, call, target
 
 
+def _returns_32bit(unit: CudaUnit, name: str) -> bool:
+    for function in unit.nodes("function_definition"):
+        declarator = function.child_by_field_name("declarator")
+        inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if inner is not None and text_of(inner) == name:
+            return is_32bit_declaration(function)
+    return False
+
+
+def _combined_32bit(unit: CudaUnit, call: Any) -> str | None:
+    """The 32-bit operand a ballot is `&`/`|`/`^`-combined with, if any."""
+    node = call
+    while node.parent is not None and node.parent.type in ("parenthesized_expression", "cast_expression"):
+        node = node.parent
+    parent = node.parent
+    if parent is None or parent.type != "binary_expression":
+        return None
+    if text_of(parent.child_by_field_name("operator")) not in ("&", "|", "^"):
+        return None
+    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    other = unwrap(right if left == node else left)
+    if other is None:
+        return None
+    if other.type == "call_expression":
+        return text_of(other) if _returns_32bit(unit, callee_name(other)) else None
+    if other.type == "identifier":
+        decl = unit.declarations_in_scope(call).get(text_of(other))
+        if decl is not None and decl[0].type in ("declaration", "parameter_declaration") and (
+            is_32bit_declaration(decl[0])
+        ):
+            return text_of(other)
+    return None
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for name, call, target in narrow_stores(unit, BALLOTS):
         yield Hit(call.start_byte, call.end_byte,
                   {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target})
+    for name, call in unit.calls(BALLOTS):
+        other = _combined_32bit(unit, call)
+        if other:
+            yield Hit(call.start_byte, call.end_byte, {"func": name, "problem": f"combined with 32-bit `{other}`"})
     for counter, call in unit.calls(frozenset(BIT_COUNTS_32)):
         args = call_args(call)
         if len(args) != 1:

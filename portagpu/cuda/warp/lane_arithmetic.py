@@ -1,9 +1,13 @@
 """PG504: lane/warp index arithmetic with the warp width written as 32.
 
-`threadIdx.x % 32`, `tid & 31`, `tid >> 5`, `threadIdx.x / 32`, `blockDim.x / 32`.
-To keep tile and bit-width arithmetic out, the left operand must come from the
-thread index and the code must be about warps: the enclosing function uses a
-warp primitive or names lanes/warps, or the result goes into a lane/warp variable.
+`threadIdx.x % 32`, `tid & 31`, `tid & (32 - 1)`, `tid >> 5`,
+`threadIdx.x / 32`, `blockDim.x / 32` (also `/ 32.f`: a fractional warp count),  `N_THREADS / 32`, `lane == 31`, and a
+warp-synchronous section `if (tid < 32)`. To keep tile and bit-width
+arithmetic out, the left operand must come from the thread index (or a thread
+count) and the code must be about warps: the enclosing function uses a warp
+primitive, names lanes/warps, or (for `tid < 32`) reduces through `volatile`
+shared memory; or the result goes into a lane/warp variable.
+Also `NUM_WARPS * 32` and `warp_id * 32`: a count of warps turned into threads.
 """
 
 from __future__ import annotations
@@ -13,17 +17,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, enclosing_function, int_value, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, const_value, enclosing_function, float_value, unwrap
 from portagpu.cuda.warp.common import WARP_PRIMITIVES, WARPISH_NAME, Options, mentions
 
-# operator -> the literal that makes it warp-width arithmetic
-WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5}
+# operator -> the constant that makes it warp-width arithmetic
+WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5, "==": 31, "!=": 31, "<": 32}
+# a comparison marks a warp's lanes only in code that is about warps
+COMPARISONS = frozenset({"==", "!=", "<"})
 THREAD_SOURCES = frozenset({"threadIdx", "blockDim", "__lane_id", "laneid", "thread_rank"})
 THREADISH_NAME = re.compile(r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$",
                             re.IGNORECASE)
+# a count of threads: `N_THREADS / 32` is a count of warps (division only)
+THREAD_COUNT_NAME = re.compile(
+    r"^(n_?|num_?|k_?)?((cta|block)_?)?threads(_?per_?(block|cta))?_?$|^(block|cta)_?(size|threads)_?$",
+    re.IGNORECASE,
+)
+WARP_COUNT_NAME = re.compile(r"warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 
-def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0) -> bool:
+def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0, counts: bool = False) -> bool:
     if depth > 4:
         return False
     stack = [node]
@@ -31,11 +43,11 @@ def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0) -> bool:
         current = stack.pop()
         if current.type == "identifier":
             name = text_of(current)
-            if name in THREAD_SOURCES or THREADISH_NAME.match(name):
+            if name in THREAD_SOURCES or THREADISH_NAME.match(name) or (counts and THREAD_COUNT_NAME.match(name)):
                 return True
             decl = unit.declarations_in_scope(current).get(name)
             if decl is not None and decl[1] is not None and _thread_derived(
-                unit, decl[1], depth + 1
+                unit, decl[1], depth + 1, counts
             ):
                 return True
         elif current.type == "field_identifier" and text_of(current) == "thread_rank":
@@ -58,7 +70,9 @@ def _result_name(node: Any) -> str:
     return ""
 
 
-def _warp_function(unit: CudaUnit, node: Any) -> bool:
+def _warp_function(unit: CudaUnit, node: Any, synchronous: bool = False) -> bool:
+    """Is the enclosing function about warps? With `synchronous`, a reduction
+    through `volatile` shared memory (warp-synchronous code) counts too."""
     function = enclosing_function(node)
     if function is None:
         return False
@@ -66,7 +80,9 @@ def _warp_function(unit: CudaUnit, node: Any) -> bool:
     key = function.start_byte
     if key not in cache:
         cache[key] = mentions(function, WARP_PRIMITIVES) or _names_warps(function)
-    return cache[key]
+    if cache[key]:
+        return True
+    return synchronous and b"volatile" in function.text
 
 
 def _names_warps(function: Any) -> bool:
@@ -79,24 +95,54 @@ def _names_warps(function: Any) -> bool:
     return False
 
 
+def _warp_section(unit: CudaUnit, node: Any, left: Any) -> bool:
+    """`if (tid < 32) {...}`: the test of an if, on a thread index (a lane
+    variable is always below 32 on NVIDIA: testing it says nothing)."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type != "condition_clause":
+        return False
+    name = text_of(unwrap(left))
+    return not name.lower().startswith("lane")
+
+
+def _warps_to_threads(node: Any) -> bool:
+    """`NUM_WARPS * 32`, `32 * warp_id`: a count or index of warps times 32."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    for count, other in ((left, right), (right, left)):
+        count = unwrap(count)
+        if count is not None and count.type in ("identifier", "field_expression", "qualified_identifier") and (
+            WARP_COUNT_NAME.search(text_of(count)) and const_value(other) == 32
+        ):
+            return True
+    return False
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for node in unit.nodes("binary_expression"):
         op_node = node.child_by_field_name("operator")
         if op_node is None:
             continue
         op = text_of(op_node)
-        wanted = WARP_OPERANDS.get(op)
-        if wanted is None:
+        if op == "*":
+            if _warps_to_threads(node):
+                yield Hit(node.start_byte, node.end_byte,
+                          {"expr": " ".join(text_of(node).split()), "op": op, "value": 32})
             continue
-        right = unwrap(node.child_by_field_name("right"))
-        value = int_value(right)
-        if not value or value[0] != wanted:
+        wanted = WARP_OPERANDS.get(op)
+        right = node.child_by_field_name("right")
+        if wanted is None or not (
+            const_value(right) == wanted or (op == "/" and float_value(right) == wanted)
+        ):
             continue
         left = node.child_by_field_name("left")
-        if left is None or not _thread_derived(unit, left):
+        if left is None or not _thread_derived(unit, left, counts=op in ("/", ">>")):
+            continue
+        if op == "<" and not _warp_section(unit, node, left):
             continue
         target = _result_name(node)
-        if not (WARPISH_NAME.search(target) or _warp_function(unit, node)):
+        if not (WARPISH_NAME.search(target) or _warp_function(unit, node, op in COMPARISONS)):
             continue
         yield Hit(node.start_byte, node.end_byte,
                   {"expr": " ".join(text_of(node).split()), "op": op, "value": wanted})

@@ -13,6 +13,7 @@ from portagpu.cuda.unit import CudaUnit, Hit, call_args, declared_names, unwrap
 from portagpu.cuda.warp.common import (
     MASK_SYNC_FUNCTIONS,
     Options,
+    is_32bit_declaration,
     is_full_mask_32,
     macro_is_full_mask_32,
 )
@@ -29,7 +30,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     reported: set[int] = set()
     for name, call in unit.calls(MASK_SYNC_FUNCTIONS):
         args = call_args(call)
-        if not args:
+        if not args or unit.is_guarded(call.start_byte):
+            # a call in HIP-guarded code says nothing about the constant it uses
             continue
         mask = unwrap(args[0])
         literal = is_full_mask_32(mask)
@@ -47,7 +49,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             if value and init.start_byte not in reported:
                 reported.add(init.start_byte)
                 yield Hit(init.start_byte, init.end_byte,
-                          {"mask": f"{ident} = {value}", "func": name}, replacement=REPLACEMENT)
+                          {"mask": f"{ident} = {value}", "func": name},
+                          replacement=_initializer_replacement(decl[0]))
             continue
         value = macro_is_full_mask_32(unit, ident)
         if value and unit.macros[ident].start_byte not in reported:
@@ -57,7 +60,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 yield hit
 
     for ident, node in unit.macros.items():
-        if not MASK_NAME.match(ident) or node.start_byte in reported:
+        if not MASK_NAME.match(ident) or node.start_byte in reported or _used_here(unit, ident):
+            # used in this file: only its (unguarded) uses above could make it a finding
             continue
         value = macro_is_full_mask_32(unit, ident)
         if value:
@@ -75,7 +79,20 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 reported.add(init.start_byte)
                 yield Hit(init.start_byte, init.end_byte,
                           {"mask": f"{ident} = {value}", "func": ANY_SYNC},
-                          replacement=REPLACEMENT)
+                          replacement=_initializer_replacement(decl))
+
+
+def _initializer_replacement(decl) -> str | None:
+    """`~0ull` only where the variable can hold it: in `unsigned m = 0xffffffff`
+    it would be cut back to 32 bits, so that edit (one span) fixes nothing;
+    the declaration's type must change too (hipify's fixer widens it)."""
+    if decl is not None and decl.type == "declaration" and is_32bit_declaration(decl):
+        return None
+    return REPLACEMENT
+
+
+def _used_here(unit: CudaUnit, ident: str) -> bool:
+    return len(re.findall(rf"\b{re.escape(ident)}\b", unit.text)) > 1
 
 
 def _macro_hit(node, ident: str, value: str, func: str) -> Hit | None:

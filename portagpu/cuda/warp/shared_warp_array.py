@@ -1,20 +1,41 @@
 """PG507: __shared__ arrays with one slot per warp, sized `blockDim.x / 32`,
-`BLOCK / 32` or `BLOCK >> 5`: on a 64-wide wavefront the count is wrong."""
+`BLOCK / 32` or `BLOCK >> 5`: on a 64-wide wavefront the count is wrong.
+
+Also a block reduction's scratch `__shared__ T s[32]` that is written per warp
+(`s[wid] = v`) and read back by lane under a 32-lane warp count
+(`threadIdx.x < blockDim.x / 32.f ? s[lane] : 0`): on wave64 half as many
+slots are written as the readback reads. An array merely sized 32 (read back
+under a `warpSize` count, or not by lane) is over-allocation, and clean.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, int_value, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    const_value,
+    enclosing_function,
+    float_value,
+    int_value,
+    unwrap,
+)
 from portagpu.cuda.warp.common import Options
+from portagpu.cuda.warp.lane_arithmetic import WARP_COUNT_NAME
 
 DIVISORS = {"/": 32, ">>": 5}
 
 
+def _is_shared(decl: Any) -> bool:
+    return any(c.type == "type_qualifier" and text_of(c) == "__shared__" for c in decl.children)
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for decl in unit.nodes("declaration"):
-        if not any(c.type == "type_qualifier" and text_of(c) == "__shared__" for c in decl.children):
+        if not _is_shared(decl):
             continue
         stack = list(decl.children_by_field_name("declarator"))
         while stack:
@@ -27,4 +48,103 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                     if op in DIVISORS and parsed and parsed[0] == DIVISORS[op]:
                         yield Hit(size.start_byte, size.end_byte,
                                   {"size": " ".join(text_of(size).split())})
+                elif size is not None and _read_back_over_32_warps(unit, node, size):
+                    yield Hit(size.start_byte, size.end_byte,
+                              {"size": f"{text_of(node.child_by_field_name('declarator'))}[32]"})
             stack.extend(node.named_children)
+
+
+def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
+    """`s[32]`, one dimension, written at a warp index and read at a lane index
+    under a count of 32-lane warps, in the function that declares it."""
+    name_node = array.child_by_field_name("declarator")
+    if const_value(size) != 32 or name_node is None or name_node.type != "identifier":
+        return False
+    function = enclosing_function(array)
+    if function is None:
+        return False
+    name = text_of(name_node)
+    written = read_back = False
+    for sub in _subscripts(function, name):
+        index = sub.child_by_field_name("indices")
+        index = index.named_children[0] if index is not None and index.named_children else None
+        if index is None:
+            continue
+        parent = sub.parent
+        if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == sub:
+            written = written or _warp_index(index)
+        elif _lane_index(index) and _under_32_lane_count(unit, sub):
+            read_back = True
+    return written and read_back
+
+
+def _subscripts(function: Any, name: str) -> Iterator[Any]:
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        if node.type == "subscript_expression":
+            argument = node.child_by_field_name("argument")
+            if argument is not None and argument.type == "identifier" and text_of(argument) == name:
+                yield node
+        stack.extend(node.named_children)
+
+
+def _warp_index(node: Any) -> bool:
+    node = unwrap(node)
+    if node.type == "identifier":
+        return bool(WARP_COUNT_NAME.search(text_of(node)))
+    return _counts_32_lane_warps(node) or "warpSize" in text_of(node)
+
+
+def _lane_index(node: Any) -> bool:
+    node = unwrap(node)
+    text = text_of(node)
+    if node.type == "identifier":
+        return text.lower().startswith("lane")
+    return node.type == "field_expression" and text.replace(" ", "") == "threadIdx.x"
+
+
+def _counts_32_lane_warps(node: Any) -> bool:
+    """A `/ 32` (or `/ 32.f`) or `>> 5` somewhere in the expression."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "binary_expression":
+            op = text_of(current.child_by_field_name("operator"))
+            right = current.child_by_field_name("right")
+            if op == "/" and (const_value(right) == 32 or float_value(right) == 32):
+                return True
+            if op == ">>" and const_value(right) == 5:
+                return True
+        stack.extend(current.named_children)
+    return False
+
+
+def _under_32_lane_count(unit: CudaUnit, node: Any) -> bool:
+    """The read sits in a branch (`?:`, `if`) whose test counts 32-lane warps,
+    directly or through a variable (`bool live = tid < blockDim.x / 32.f`)."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type != "function_definition":
+        test = None
+        if parent.type == "conditional_expression" and parent.child_by_field_name("condition") != child:
+            test = parent.child_by_field_name("condition")
+        elif parent.type == "if_statement" and parent.child_by_field_name("condition") != child:
+            test = parent.child_by_field_name("condition")
+        if test is not None and _test_counts_32_lane_warps(unit, test):
+            return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _test_counts_32_lane_warps(unit: CudaUnit, test: Any) -> bool:
+    if _counts_32_lane_warps(test):
+        return True
+    stack = [test]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            decl = unit.declarations_in_scope(current).get(text_of(current))
+            if decl is not None and decl[1] is not None and _counts_32_lane_warps(decl[1]):
+                return True
+        stack.extend(current.named_children)
+    return False

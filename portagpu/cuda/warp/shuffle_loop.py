@@ -1,8 +1,12 @@
 """PG505: shuffle reductions laid out for 32 lanes: a loop over offsets that
-starts at 16 (or runs up to 32), or an unrolled chain starting with offset 16."""
+starts at 16 (or runs up to 32), or an unrolled chain starting with offset 16.
+In a loop, the shuffle may also be a project's wrapper or macro
+(`SHFL_DOWN_SYNC`, `WARP_SHFL_XOR`) or a cooperative-groups tile's method
+(`tile.shfl_up`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,11 +14,25 @@ from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, declared_names, int_value
 from portagpu.cuda.warp.common import SHUFFLES, Options
 
+SHUFFLE_LIKE = re.compile(r"shfl|shuffle", re.IGNORECASE)
+
 
 def _delta(name: str, call: Any) -> Any:
     args = call_args(call)
-    index = 2 if name.endswith("_sync") else 1
+    index = 2 if name.lower().endswith("_sync") and len(args) > 2 else 1
     return args[index] if len(args) > index else None
+
+
+def _shuffle_name(call: Any) -> str:
+    """The callee if it shuffles: a builtin, a wrapper or macro named like one,
+    or a method (`tile.shfl_down`)."""
+    name = callee_name(call)
+    if not name:
+        function = call.child_by_field_name("function")
+        if function is not None and function.type == "field_expression":
+            field = function.child_by_field_name("field")
+            name = text_of(field) if field is not None else ""
+    return name if name in SHUFFLES or SHUFFLE_LIKE.search(name) else ""
 
 
 def _loop_variable(loop: Any) -> tuple[str, int] | None:
@@ -48,12 +66,17 @@ def _bound(loop: Any, var: str) -> int | None:
 
 def _shuffles_with(loop: Any, var: str) -> bool:
     body = loop.child_by_field_name("body")
+    if body is not None and body.named_child_count == 0 and body.has_error:
+        # `for (...)` followed by `#ifdef HIP ... #else ... #endif`: tree-sitter
+        # gives the loop an empty body and the conditional becomes its sibling
+        sibling = loop.next_named_sibling
+        body = sibling if sibling is not None and sibling.type.startswith("preproc_if") else body
     stack = [body] if body is not None else []
     while stack:
         node = stack.pop()
         if node.type == "call_expression":
-            name = callee_name(node)
-            if name in SHUFFLES:
+            name = _shuffle_name(node)
+            if name:
                 delta = _delta(name, node)
                 if delta is not None and var in text_of(delta).replace("(", " ").split():
                     return True
@@ -79,5 +102,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         delta = _delta(name, call)
         parsed = int_value(delta) if delta is not None else None
         if parsed and parsed[0] == 16:
-            yield Hit(delta.start_byte, delta.end_byte,
-                      {"shape": f"`{name}` with offset 16 (half of a 32-lane warp)"})
+            yield Hit(
+                delta.start_byte,
+                delta.end_byte,
+                {"shape": f"`{name}` with offset 16 (half of a 32-lane warp)"},
+            )

@@ -1,6 +1,7 @@
 """PG508: a warp-width constant defined as 32 (#define WARP_SIZE 32,
-constexpr int kWarpSize = 32, enum, template default). Reported at the
-definition only: fixing it there fixes every use."""
+constexpr int kWarpSize = 32, enum, template default), also when the 32 is
+spelled as a constant expression (`#define WARP_SIZE (1 << LOG2_WARP)`).
+Reported at the definition only: fixing it there fixes every use."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import re
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, declared_names, int_value, parse_int, strip_comments
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    const_value,
+    declared_names,
+    eval_constant_text,
+    strip_comments,
+)
 from portagpu.cuda.warp.common import Options
 
 DEFAULT_NAMES = (
@@ -30,22 +38,20 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         value = node.child_by_field_name("value")
         if name is None or value is None or not pattern.match(text_of(name)):
             continue
-        parsed = parse_int(strip_comments(text_of(value)).strip("()"))
+        if eval_constant_text(strip_comments(text_of(value)), unit.macro_value) != 32:
+            continue
         at = value.text.find(b"32")
-        if parsed and parsed[0] == 32 and at >= 0:
-            # `#define WARP_SIZE 32`, without a trailing comment
-            yield Hit(node.start_byte, value.start_byte + at + 2, {"name": text_of(name)})
+        # `#define WARP_SIZE 32`, without a trailing comment; else the whole value
+        end = value.start_byte + at + 2 if at >= 0 else value.start_byte + len(value.text.rstrip())
+        yield Hit(node.start_byte, end, {"name": text_of(name)})
     for decl in unit.nodes("declaration", "field_declaration"):
         for name, init in declared_names(decl):
-            if init is not None and pattern.match(name):
-                parsed = int_value(init)
-                if parsed and parsed[0] == 32:
-                    yield Hit(decl.start_byte, decl.end_byte, {"name": name})
+            if init is not None and pattern.match(name) and const_value(init) == 32:
+                yield Hit(decl.start_byte, decl.end_byte, {"name": name})
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
         if name is None or value is None or not pattern.match(text_of(name)):
             continue
-        parsed = int_value(value)
-        if parsed and parsed[0] == 32:
+        if const_value(value) == 32:
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})

@@ -7,17 +7,20 @@ for .cu files, or through a locator for sources embedded in Python.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
 from portagpu.lint.cuda import registry
+from portagpu.lint.cuda.macros import macro_body_hits
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
 
 # (start byte, end byte) of the unit -> (line, col, end_line, end_col) or None if unmappable
 Locator = Callable[[int, int], "tuple[int, int, int, int] | None"]
 
+_BLANKS = bytes(range(33))  # control characters and space: not counted as code
 # Above this share of its non-blank bytes left loose in ERROR nodes, a file is unparseable.
 MAX_ERROR_SHARE = 0.3
 
@@ -40,11 +43,40 @@ def format_message(rule: Rule, values: dict[str, Any]) -> str:
 
 
 def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
-    hits: list[tuple[Rule, Hit]] = []
-    for rule in cuda_rules(rules):
-        checker = registry.get(rule.checker)
-        assert checker is not None
-        hits += [(rule, hit) for hit in unit.unguarded(checker(unit, rule))]
+    return [(rule, hit) for _, rule, hit in run_rules_by_unit(unit, rules)]
+
+
+def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaUnit, Rule, Hit]]:
+    """Each hit with the unit it was found in: the source, or the bodies of
+    its function-like macros (unit.macro_unit). A macro hit whose edit would
+    cross a continuation line keeps no replacement."""
+    hits: list[tuple[CudaUnit, Rule, Hit]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for part in unit.units():
+        for rule in cuda_rules(rules):
+            if rule.tokens and not any(token in part.text for token in rule.tokens):
+                continue  # the rule's pre-scan, per source: none of its words here
+            checker = registry.get(rule.checker)
+            assert checker is not None
+            for hit in part.unguarded(checker(part, rule)):
+                if (rule.id, hit.start, hit.end) in seen:
+                    continue
+                seen.add((rule.id, hit.start, hit.end))
+                if hit.replacement is not None and not part.editable(hit.start, hit.end):
+                    hit = dataclasses.replace(hit, replacement=None)
+                hits.append((part, rule, hit))
+    return hits
+
+
+def lint_hits(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
+    """run_rules, plus the rules inside #define bodies (macros.py): what the
+    linter reports, while hipify rewrites only what run_rules finds."""
+    hits = run_rules(unit, rules)
+    seen = {(rule.id, hit.start, hit.end) for rule, hit in hits}
+    for rule, hit in macro_body_hits(unit, rules, run_rules):
+        if (rule.id, hit.start, hit.end) not in seen:
+            seen.add((rule.id, hit.start, hit.end))
+            hits.append((rule, hit))
     return hits
 
 
@@ -82,7 +114,7 @@ def ensure_parseable(unit: CudaUnit) -> None:
     if not unit.root.has_error:
         return
     loose, first = loose_error_bytes(unit.root)
-    total = max(1, sum(1 for b in unit.index.data if b > 32))
+    total = max(1, len(unit.index.data.translate(None, _BLANKS)))
     if first is not None and loose / total > MAX_ERROR_SHARE:
         line, col = unit.index.position(first)
         raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
@@ -105,4 +137,4 @@ def check_cuda_file(
     def locate(start: int, end: int) -> tuple[int, int, int, int]:
         return (*unit.index.position(start), *unit.index.position(end))
 
-    return to_findings(path, run_rules(unit, selected), locate)
+    return to_findings(path, lint_hits(unit, selected), locate)

@@ -16,6 +16,7 @@ import ast
 import gc
 from collections.abc import Sequence
 
+from portagpu.lint import tokenlines
 from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
 from portagpu.lint.python import registry
 from portagpu.lint.python.context import Context
@@ -44,11 +45,11 @@ def _collect_imports(source: Source, tree: ast.Module) -> ImportMap:
     if not lines:
         return imports
 
-    def scan(body: list[ast.stmt]) -> None:
+    def scan(body: list[ast.stmt], fallback: bool = False) -> None:
         for stmt in body:
             end = stmt.end_lineno or stmt.lineno
             if stmt.__class__ is ast.Import or stmt.__class__ is ast.ImportFrom:
-                imports.add(stmt)
+                imports.add(stmt, fallback=fallback)
                 continue
             if not _any_between(lines, stmt.lineno, end):
                 continue
@@ -57,9 +58,9 @@ def _collect_imports(source: Source, tree: ast.Module) -> ImportMap:
                 if inner:
                     if field in ("handlers", "cases"):
                         for handler in inner:
-                            scan(handler.body)
+                            scan(handler.body, fallback or field == "handlers")
                     else:
-                        scan(inner)
+                        scan(inner, fallback)
 
     scan(tree.body)
     return imports
@@ -99,10 +100,14 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
     imports = _collect_imports(source, tree)
     dispatch: dict[type, list] = {}
     words: set[str] = set()
+    mentions = tokenlines.for_text(text).has  # rules share tokens: each is searched once
     for rule in rules:
         found = registry.get(rule.checker)
         if found is None:
             continue  # the engine validates checker names; unknown ones are inert here
+        extra = rule.options.get("extra_tokens", ())
+        if rule.tokens and not any(mentions(token) for token in (*rule.tokens, *extra)):
+            continue  # the rule's own pre-scan, per file (as the CUDA side does per source)
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))
         # a line holding one of these words is walked; `options.extra_tokens`

@@ -9,8 +9,10 @@ One walk serves every enabled rule: nodes are dispatched by type.
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, Rule
@@ -22,7 +24,10 @@ from portagpu.lint.python.source import Source
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
+_DEL = re.compile(r"\bdel\b")
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+_FALLBACK_ERRORS = frozenset(("ImportError", "ModuleNotFoundError", "AttributeError"))
+_ASSIGNED = re.compile(r"\s*(\w+)\s*(?::[^=]*)?=(?!=)")
 
 
 class _Fields(dict):
@@ -54,8 +59,11 @@ class Context:
         self.stack: list[ast.AST] = []
         self.test_depth = 0  # > 0 while inside an if/while/assert/ternary test
         self._catching: list[frozenset[str]] = []  # exceptions caught around us
+        self.old_path = 0  # > 0 inside the old-version branch of a version check
+        self.memo: dict[str, Any] = {}  # per-file caches of checkers
         self.findings: list[Finding] = []
         self._seen: set[tuple[int, int, str]] = set()
+        self._bindings = None  # bindings.Bindings, built on first need
 
     # -- queries for checkers -------------------------------------------------
     def qualify(self, node: ast.AST) -> str | None:
@@ -64,6 +72,19 @@ class Context:
     @property
     def in_test(self) -> bool:
         return self.test_depth > 0
+
+    def checked_earlier_in_test(self) -> bool:
+        """Whether an operand before the current node in an enclosing `and`/`or`
+        of a test is a device check (`torch.cuda.is_available() and <node>`)."""
+        for index in range(len(self.stack) - 2, -1, -1):
+            outer, inner = self.stack[index], self.stack[index + 1]
+            if isinstance(outer, (ast.stmt, ast.IfExp)):
+                return False
+            if isinstance(outer, ast.BoolOp):
+                earlier = outer.values[: outer.values.index(inner)]
+                if any(self._cover_of(value) for value in earlier):
+                    return True
+        return False
 
     def catches(self, *names: str) -> bool:
         """Whether an enclosing `try:` body catches one of `names` (or Exception)."""
@@ -76,18 +97,20 @@ class Context:
         return self.stack[index] if index >= 0 else None
 
     def text_mentions(self, *words: str) -> bool:
+        """Whether the module names any of `words` as a word of its own
+        ("mps" in `torch.backends.mps`, `has_mps`; not in "timestamps")."""
         text = self.source.text
-        return any(w in text for w in words)
+        return any(w in text and _word_pattern(w).search(text) for w in words)
 
     def bound_in_scope(self, names: Sequence[str], node: ast.AST) -> str | None:
-        """First of `names` bound before `node` in its function or at module level."""
-        line = getattr(node, "lineno", 0)
-        for scope in reversed(self.stack):
-            if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
-                found = _bound_names(scope, names, line)
-                if found:
-                    return found
-        return _bound_names(self.tree, names, line, top_level_only=True)
+        """First of `names` definitely bound where `node` (the node being
+        checked) runs: a safe fix may use it without risking a NameError."""
+        if self._bindings is None:
+            from portagpu.lint.python.bindings import Bindings
+
+            self._bindings = Bindings(self.tree, may_delete=_DEL.search(self.source.text) is not None)
+        path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
+        return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
     def assigned_value(self, name: ast.Name) -> ast.expr | None:
         """The value last assigned to `name` (plain `name = ...`) before its use,
@@ -105,6 +128,22 @@ class Context:
             if found is not None:
                 return found
         return None
+
+    def assigned_values(self, name: ast.Name) -> list[ast.expr]:
+        """Every value assigned to `name` anywhere in its function (branches
+        included), else at module level: what a variable may hold."""
+        scopes = [s for s in reversed(self.stack) if isinstance(s, _FUNCTIONS)][:1]
+        for scope in (*scopes, self.tree):
+            nodes = ast.walk(scope) if scope is not self.tree else iter(scope.body)
+            found = [
+                node.value
+                for node in nodes
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)
+            ]
+            if found:
+                return found
+        return []
 
     # -- reporting ------------------------------------------------------------
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
@@ -131,6 +170,18 @@ class Context:
             _, _, end_line, end_col = self.span(end)
         return Edit(line, col, end_line, end_col, content)
 
+    def _chain_anchor(self, node: ast.AST) -> tuple[int, int] | None:
+        """On a chain spanning lines (`model = (Net()\\n    .cuda())`), the
+        line and column of the offending attribute, not of the chain's start."""
+        attr = node.func if isinstance(node, ast.Call) else node
+        if not isinstance(attr, ast.Attribute) or attr.end_lineno in (None, node.lineno):
+            return None
+        line = attr.end_lineno
+        text = self.source.line(line)
+        end = self.source.char_col(line, attr.end_col_offset or 0)
+        start = text.rfind(attr.attr, 0, end)
+        return (line, start + 1) if start >= 0 else None
+
     def guarded(self, rule: Rule) -> bool:
         if not self.cover:
             return False
@@ -146,11 +197,14 @@ class Context:
         respect_guards: bool | None = None,
         **fields: Any,
     ) -> None:
+        if self.old_path:
+            return  # version-gated: the old-version path is neither reported nor rewritten
         if respect_guards is None:
             respect_guards = rule.options.get("respect_guards", True)
         if respect_guards and self.guarded(rule):
             return
         line, col, end_line, end_col = self.span(node)
+        line, col = self._chain_anchor(node) or (line, col)
         key = (line, col, rule.id)
         if key in self._seen:
             return
@@ -177,16 +231,17 @@ class Context:
                 fn(node, self, rule)
         cls = node.__class__
         if cls is ast.If or cls is ast.While or cls is ast.IfExp:
-            cover = guards.test_cover(node.test, self.qualify, self.guard_names)
+            cover = self._cover_of(node.test)
+            old = guards.version_gate(node.test)
             self._test(node.test)
             saved = self.cover
             self.cover = saved | cover
             if cls is ast.IfExp:
-                self._child(node.body)
-                self._child(node.orelse)
+                self._branch(node.body, old in ("body", "both"), self._child)
+                self._branch(node.orelse, old in ("orelse", "both"), self._child)
             else:
-                self._block(node.body)
-                self._block(node.orelse)
+                self._branch(node.body, old in ("body", "both"), self._block)
+                self._branch(node.orelse, old in ("orelse", "both"), self._block)
             self.cover = saved
         elif cls in _FUNCTIONS or cls is ast.ClassDef:
             self._definition(node)
@@ -207,7 +262,8 @@ class Context:
             self._block(node.body)
             self._catching.pop()
             for handler in node.handlers:
-                self._child(handler)
+                # `except (ImportError, AttributeError):` holds the old-version fallback
+                self._branch(handler, bool(_caught([handler]) & _FALLBACK_ERRORS), self._child)
             self._block(node.orelse)
             self._block(node.finalbody)
         elif cls is ast.Assert:
@@ -218,7 +274,7 @@ class Context:
             saved = self.cover
             for value in node.values:
                 self._child(value)
-                self.cover = self.cover | guards.test_cover(value, self.qualify, self.guard_names)
+                self.cover = self.cover | self._cover_of(value)
             self.cover = saved
         else:
             self._children(node)
@@ -246,6 +302,39 @@ class Context:
         self.cover = saved | own
         self._block(node.body)
         self.cover = saved
+
+    def _cover_of(self, test: ast.AST) -> frozenset[str]:
+        return guards.test_cover(test, self.qualify, self.guard_names, self._probe_value)
+
+    def _probe_value(self, name: ast.Name) -> ast.expr | None:
+        """What a name in a test was assigned, if that is a torch.cuda probe."""
+        if name.id not in self._cuda_assigned():
+            return None  # cheap pre-check: the name is never assigned on a "cuda" line
+        value = self.assigned_value(name)
+        if value is None:
+            return None
+        for sub in ast.walk(value):
+            if isinstance(sub, ast.Attribute) and (self.qualify(sub) or "").startswith("torch.cuda."):
+                return value
+        return None
+
+    def _cuda_assigned(self) -> frozenset[str]:
+        names = self.memo.get("cuda_assigned")
+        if names is None:
+            names = frozenset(
+                m.group(1)
+                for line in self.source.lines
+                if "cuda" in line and "=" in line
+                for m in [_ASSIGNED.match(line)]
+                if m
+            )
+            self.memo["cuda_assigned"] = names
+        return names
+
+    def _branch(self, node, old: bool, visit) -> None:
+        self.old_path += old
+        visit(node)
+        self.old_path -= old
 
     def _test(self, test: ast.AST) -> None:
         self.test_depth += 1
@@ -275,6 +364,7 @@ class Context:
 
     def _block(self, body: list[ast.stmt]) -> None:
         saved = self.cover
+        fell_through = 0
         last = (body[-1].end_lineno or 0) if body else 0
         for stmt in body:
             end = stmt.end_lineno or stmt.lineno
@@ -286,33 +376,19 @@ class Context:
             cls = stmt.__class__
             if (cls is ast.If and guards.terminates(stmt.body)) or cls is ast.Assert:
                 if end < last and self._hit(end + 1, last):
-                    self.cover = self.cover | guards.test_cover(
-                        stmt.test, self.qualify, self.guard_names
-                    )
+                    self.cover = self.cover | self._cover_of(stmt.test)
+                    # `if <new torch>: return new_api(...)` -> what follows is the old path
+                    if cls is ast.If and guards.version_gate(stmt.test) in ("orelse", "both"):
+                        self.old_path += 1
+                        fell_through += 1
         self.cover = saved
+        self.old_path -= fell_through
 
 
-def _bound_names(scope: ast.AST, names: Sequence[str], before: int, top_level_only: bool = False):
-    if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
-        args = scope.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None and arg.arg in names:
-                return arg.arg
-        if isinstance(scope, ast.Lambda):
-            return None
-    nodes = scope.body if top_level_only else ast.walk(scope)
-    for node in nodes:
-        if isinstance(node, ast.Assign) and node.lineno < before:
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id in names:
-                    return target.id
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.lineno < before:
-            if isinstance(node.target, ast.Name) and node.target.id in names:
-                return node.target.id
-        elif isinstance(node, ast.For) and node.lineno < before:
-            if isinstance(node.target, ast.Name) and node.target.id in names:
-                return node.target.id
-    return None
+@lru_cache(maxsize=256)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    tail = "(?![A-Za-z0-9])" if word[-1:].isalnum() else ""
+    return re.compile("(?<![A-Za-z0-9])" + re.escape(word) + tail)
 
 
 def _caught(handlers: list[ast.ExceptHandler]) -> frozenset[str]:

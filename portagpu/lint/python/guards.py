@@ -12,7 +12,8 @@ guard. The heuristics, in order of strength:
   findings still fire): `torch.cuda.*` calls/attributes in a test
   (`torch.cuda.is_available()`, `device_count() > 0`, capability checks),
   `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
-  `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`).
+  `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`,
+  `device.startswith("cuda:")`).
 * MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
   author handled MPS; the other branch still has to work on CPU.
 * An `if <guard>:` whose body ends in return/raise/continue/break, or an
@@ -23,8 +24,10 @@ guard. The heuristics, in order of strength:
 * Backend implementations. A module in a directory named for a vendor
   (torch/cuda/, torch/backends/cudnn/, triton/backends/nvidia/,
   _inductor/codegen/rocm/) is that vendor's backend: every target is covered.
-  A vendor-named file stem (common_cuda.py, gemm_sm90.py) covers like a vendor
-  name. A class deriving from a base named *Accelerator / *DeviceInterface /
+  A file named for a vendor's side of a dispatch (nvml.py, cuda_backend.py,
+  gemm_sm90.py: vendor words, an NVIDIA architecture, role words such as
+  backend/impl/device) covers like a vendor name; a vendor word beside a topic
+  (ptx_assembly.py, cuda_kernels.py) does not exempt the file. A class deriving from a base named *Accelerator / *DeviceInterface /
   *DeviceOpOverrides implements a device abstraction (CUDA_Accelerator(
   DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and is that vendor's
   side of it (every target when its own name names no vendor). A function or
@@ -35,6 +38,13 @@ guard. The heuristics, in order of strength:
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
   ("hip", "rocm", "amd") cover every target; "mps" covers mps.
 * `hasattr(...)` in a test is a feature probe and covers all targets.
+* A name assigned a device probe (`n = torch.cuda.device_count()`) tests
+  like the probe; names counting GPUs (`device_count`, `num_gpus`) are
+  device checks.
+* Version checks (`torch.__version__ < "2.4"`, `Version(...) >= ...`,
+  `is_torch_version(">=", ...)`) mark the old-version path (`version_gate`),
+  as do `except (ImportError, AttributeError)` fallbacks: nothing there is
+  reported, so no fix rewrites it to an API the old version lacks.
 * Optional imports (inside `try:` with an ImportError handler) and calls inside
   `try:` blocks that catch the failure are left to each checker
   (`Context.catches`).
@@ -73,7 +83,8 @@ _NVIDIA_PREFIXES = (
 # nccl->RCCL), so such code still runs on AMD and only MPS/CPU are covered
 _CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "cublas")
 _NVIDIA_ARCH = re.compile(r"(?:^|_)sm_?\d{2,3}a?(?:$|_)")
-_CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
+# "cuda", "cuda:0", and the prefix "cuda:" of `device.startswith("cuda:")`
+_CUDA_STRING = re.compile(r"^cuda(:\d*)?$")
 _ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
 _SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -103,6 +114,11 @@ def _word_cover(name: str) -> frozenset[str]:
     return NONE
 
 
+def words_of(name: str) -> tuple[str, ...]:
+    """`run_cmd` -> (run, cmd); `execCommand` -> (exec, command)."""
+    return _words(name)
+
+
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:
@@ -118,10 +134,27 @@ def _last_name(node: ast.AST) -> str | None:
     return None
 
 
-def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = ()) -> frozenset[str]:
-    """Targets covered by code that runs under (or instead of) `test`."""
+def _device_presence(name: str) -> bool:
+    """`device_count`, `DEVICE_COUNT`, `num_gpus`, `n_gpu`: counts of GPUs
+    (compared with 0, they are device checks)."""
+    words = _words(name)
+    return ("device" in words and "count" in words) or any(w in ("gpu", "gpus", "ngpu", "ngpus") for w in words)
+
+
+def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None) -> frozenset[str]:
+    """Targets covered by code that runs under (or instead of) `test`.
+    `resolve(name)` gives the value a plain name was assigned (so that
+    `n = torch.cuda.device_count()` ... `if n > 0:` is a device check)."""
     cover: set[str] = set()
     for node in ast.walk(test):
+        if resolve is not None and isinstance(node, ast.Name):
+            value = resolve(node)
+            if value is not None:
+                cover |= test_cover(value, qualify, guard_names)
+                if cover >= EVERY:
+                    return EVERY
+        if isinstance(node, (ast.Name, ast.Attribute)) and _device_presence(_last_name(node) or ""):
+            cover |= NON_CUDA
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -156,6 +189,55 @@ def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = ()) -> froze
             elif value == "mps":
                 cover |= MPS
     return frozenset(cover)
+
+
+_VERSION_CALLS = ("parse", "Version", "parse_version", "LooseVersion", "StrictVersion")
+_NEWER = ("greater", "newer", "at_least", "atleast", "min", "ge", "gt", "after")
+_OLDER = ("less", "older", "below", "before", "lt", "le", "max")
+
+
+def _mentions_version(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        name = _last_name(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
+        if name and "version" in name.lower():
+            return True
+        if isinstance(sub, ast.Call) and (_last_name(sub.func) or "") in _VERSION_CALLS:
+            return True
+    return False
+
+
+def version_gate(test: ast.AST) -> str | None:
+    """Which branch of a torch/library version check is the old-version path:
+    "body", "orelse", "both" (cannot tell), or None for a test that is not a
+    version check. `if torch.__version__ < "2.4":` -> "body"."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = version_gate(test.operand)
+        return {"body": "orelse", "orelse": "body"}.get(inner or "", inner)
+    if isinstance(test, ast.BoolOp):
+        gates = [g for g in (version_gate(v) for v in test.values) if g]
+        return gates[0] if len(set(gates)) == 1 else ("both" if gates else None)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = _mentions_version(test.left), _mentions_version(test.comparators[0])
+        if not (left or right):
+            return None
+        op = test.ops[0]
+        if isinstance(op, (ast.Lt, ast.LtE)):
+            return "body" if left else "orelse"
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            return "orelse" if left else "body"
+        return "both"
+    if isinstance(test, ast.Call):
+        name = (_last_name(test.func) or "").lower()
+        if "version" not in name:
+            return None
+        hints = set(_words(name)) | {(_last_name(a) or "").lower() for a in test.args}
+        hints |= {a.value for a in test.args if isinstance(a, ast.Constant) and a.value in ("<", "<=", ">", ">=")}
+        if hints & set(_NEWER) or hints & {">=", ">"}:
+            return "orelse"
+        if hints & set(_OLDER) or hints & {"<=", "<"}:
+            return "body"
+        return "both"
+    return None
 
 
 def terminates(body: list[ast.stmt]) -> bool:
@@ -209,13 +291,37 @@ def _project_relative(path: str) -> str:
     return path
 
 
+# Words that, beside a vendor word, name one side of a dispatch by device
+# (cuda_backend.py, impl_rocm.py); any other word makes a vendor-named file a
+# topic (ptx_assembly.py, cuda_kernels.py, nvidia_demo.py), not a backend
+_DISPATCH_ROLES = frozenset((
+    "backend", "backends", "impl", "implementation", "interface", "device",
+    "accelerator", "platform", "runtime", "driver", "provider", "dispatch",
+    "specific", "only", "native", "ext", "extension", "smi",
+))
+
+
+def _dispatch_stem_cover(stem: str) -> frozenset[str]:
+    """Cover of a file named for a vendor: one NVIDIA architecture's variant
+    (gemm_sm90.py) or a vendor's side of a dispatch (nvml.py, cuda_backend.py)."""
+    if _NVIDIA_ARCH.search(stem.lower()):
+        return EVERY
+    cover = _word_cover(stem)
+    if not cover or any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in _words(stem)):
+        return cover  # an AMD file (hip_kernels.py) is the port itself
+    vendor = [w for w in _words(stem) if _word_cover(w)]
+    rest = [w for w in _words(stem) if not _word_cover(w)]
+    return cover if vendor and all(w in _DISPATCH_ROLES for w in rest) else NONE
+
+
 def path_cover(path: str) -> frozenset[str]:
     """A module inside a vendor-named package is that vendor's backend (every
-    target); a vendor-named file (cuda_utils.py) covers like a vendor name."""
+    target); a file named for a vendor's side of a dispatch (nvml.py,
+    cuda_backend.py, gemm_sm90.py) covers like a vendor name."""
     parts = re.split(r"[\\/]", _project_relative(path))
     stem = parts[-1].rsplit(".", 1)[0]
     for part in parts[:-1]:
         # only a directory named just for a vendor (not "cuda-projects/")
         if len(_words(part)) == 1 and _word_cover(part):
             return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
-    return _word_cover(stem)
+    return _dispatch_stem_cover(stem)

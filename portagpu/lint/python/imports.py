@@ -17,15 +17,18 @@ class ImportMap:
         self.first_line: dict[str, int] = {}  # top-level package -> first import line
         self.nodes: list[ast.Import | ast.ImportFrom] = []
 
-    def add(self, node: ast.Import | ast.ImportFrom) -> None:
+    def add(self, node: ast.Import | ast.ImportFrom, *, fallback: bool = False) -> None:
+        """`fallback`: an import in `except ImportError:`, the old-version
+        alternative; it does not rebind a name the `try:` body bound."""
         self.nodes.append(node)
+        bind = self.names.setdefault if fallback else self.names.__setitem__
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    self.names[alias.asname] = alias.name
+                    bind(alias.asname, alias.name)
                 else:
                     top = alias.name.partition(".")[0]
-                    self.names[top] = top
+                    bind(top, top)
                 self._seen(alias.name, node.lineno)
         else:
             if node.level or not node.module:
@@ -34,7 +37,7 @@ class ImportMap:
             for alias in node.names:
                 if alias.name == "*":
                     continue
-                self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
 
     def _seen(self, module: str, line: int) -> None:
         top = module.partition(".")[0]

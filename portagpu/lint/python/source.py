@@ -7,8 +7,11 @@ columns, so non-ASCII lines are converted (ASCII files skip all of it).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
+
+from portagpu.lint import tokenlines
 
 
 class Source:
@@ -52,27 +55,15 @@ class Source:
     def candidate_lines(self, words: Iterable[str], identifiers: Iterable[str] = ()) -> list[int]:
         """Sorted 1-based numbers of lines holding any of `words` (substrings)
         or `identifiers` (whole words)."""
-        text = self.normalized
-        find = text.find
-        hits: list[int] = []
+        index = tokenlines.for_text(self.text)  # shared with narrowing and the rules' pre-scan
+        found: set[int] = set()
         for word in _minimal(frozenset(words)):
-            pos = find(word)
-            while pos >= 0:  # str.find is far faster than a regex alternation
-                hits.append(pos)
-                pos = find(word, pos + 1)
+            found.update(index.of(word))
         pattern = _identifiers(tuple(sorted(set(identifiers))))
         if pattern is not None:
-            hits.extend(m.start() for m in pattern.finditer(text))
-        hits.sort()
-        found: list[int] = []
-        line, prev = 1, 0
-        count = text.count
-        for pos in hits:
-            line += count("\n", prev, pos)
-            prev = pos
-            if not found or found[-1] != line:
-                found.append(line)
-        return found
+            starts = index.starts
+            found.update(bisect_right(starts, m.start()) for m in pattern.finditer(self.text))
+        return sorted(found)
 
 
 @lru_cache(maxsize=64)

@@ -4,8 +4,8 @@ rewrites (portagpu/cuda/warp/); the others report only."""
 
 from portagpu.lint.cuda.checks import (  # noqa: F401
     inline_asm,
+    library_calls,
     library_use,
     tiled_partition,
     warp,
-    warpsize_constexpr,
 )

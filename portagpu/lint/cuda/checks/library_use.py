@@ -5,16 +5,23 @@ Data-driven from the rule's options:
   includes:   header prefixes, e.g. ["cub/", "cublas"]
   namespaces: C++ namespaces, e.g. ["cub"]
   prefixes:   C API name prefixes, e.g. ["cublas"]
+  calls:      also report each call through the namespaces, once per line
 Each matching #include is reported; with no include in the source (a header
-pulled in elsewhere, or an embedded string), the first use of each API is.
+pulled in elsewhere, or an embedded string), the library's first use is,
+except inside `#ifdef CUBLAS_API_H_`-style blocks: code that compiles only
+where the library's own header was included (helpers shared by many
+programs) does not make a file need the library.
+A project's own header named after a library (`cublas_common.h`,
+`cudnn_utils.h`) is not the library.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.cuda.unit import CudaUnit, Hit, guarded_spans
 from portagpu.lint.cuda.registry import checker
 from portagpu.lint.model import Rule
 
@@ -25,6 +32,25 @@ def _options(rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
             tuple(opts.get("prefixes", ())))
 
 
+# words that make `<library>_<word>.h` a project's own header, not the library's
+_PROJECT_WORDS = re.compile(
+    r"(?:^|_)(?:common|utils?|helpers?|wrappers?|compat|shims?|impl|internal|checks?|errors?|"
+    r"handles?|context|manager|tests?|defs?|types)(?:_|$)",
+    re.IGNORECASE,
+)
+
+
+def is_library_header(header: str, includes: tuple[str, ...]) -> bool:
+    for prefix in includes:
+        if not header.startswith(prefix):
+            continue
+        if prefix.endswith("/"):  # cub/..., cutlass/...: the library's own folder
+            return True
+        stem = header[len(prefix):].rsplit(".", 1)[0]
+        return not _PROJECT_WORDS.search(stem)
+    return False
+
+
 def _header(node) -> str:
     path = node.child_by_field_name("path")
     return text_of(path).strip('<>"') if path is not None else ""
@@ -32,28 +58,61 @@ def _header(node) -> str:
 
 @checker("library_use")
 def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+    lines: set[int] = set()
+    for hit in _library_use(unit, rule):
+        lines.add(unit.index.position(hit.start)[0])
+        yield hit
+    if rule.options.get("calls"):
+        # a library of templates (CUTLASS/CuTe) breaks at each call into it,
+        # wherever its include is
+        _, namespaces, _ = _options(rule)
+        library = rule.options.get("library", rule.name)
+        for call in unit.nodes("call_expression"):
+            function = call.child_by_field_name("function")
+            name = text_of(function).split("::", 1) if function is not None else []
+            if len(name) < 2 or name[0].strip() not in namespaces:
+                continue
+            line = unit.index.position(call.start_byte)[0]
+            if line not in lines and not unit.is_guarded(call.start_byte):
+                lines.add(line)
+                what = text_of(function).split("<", 1)[0]
+                yield Hit(function.start_byte, function.end_byte, {"library": library, "what": what})
+
+
+def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     includes, namespaces, prefixes = _options(rule)
     library = rule.options.get("library", rule.name)
     any_include = False
     for node in unit.nodes("preproc_include"):
         header = _header(node)
-        if any(header.startswith(p) for p in includes):
+        if is_library_header(header, includes):
             any_include = True
             path = node.child_by_field_name("path")
             yield Hit(path.start_byte, path.end_byte, {"library": library, "what": header})
     if any_include:
         return
-    seen: set[str] = set()
-    if namespaces:
-        for node in unit.nodes("namespace_identifier"):
-            name = text_of(node)
-            if name in namespaces and name not in seen:
-                seen.add(name)
-                yield Hit(node.start_byte, node.end_byte, {"library": library, "what": f"{name}::"})
-    if prefixes:
-        for node in unit.nodes("identifier", "type_identifier"):
-            name = text_of(node)
-            if name in seen or not name.startswith(prefixes):
-                continue
-            seen.add(name)
-            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": name})
+    # no include here (a header pulled in elsewhere, an embedded string): the
+    # library's first use outside HIP-guarded code, once per file
+    conditional = _library_conditionals(unit, prefixes)
+    names = ("namespace_identifier",) if namespaces else ()
+    names += ("identifier", "type_identifier") if prefixes else ()
+    for node in unit.nodes(*names) if names else ():
+        name = text_of(node)
+        if node.type == "namespace_identifier":
+            what = f"{name}::" if name in namespaces else None
+        else:
+            what = name if name.startswith(prefixes) else None
+        if what is not None and not unit.is_guarded(node.start_byte) and not any(
+                a <= node.start_byte < b for a, b in conditional):
+            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
+            return
+
+
+def _library_conditionals(unit: CudaUnit, prefixes: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Spans of #if blocks whose condition names a macro of the library itself."""
+    if not prefixes or "#" not in unit.text:
+        return []
+    words = re.findall(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|elif)\b(.*)$", unit.text)
+    macros = {w for line in words for w in re.findall(r"\w+", line)
+              if any(p.lower() in w.lower() for p in prefixes)}
+    return guarded_spans(unit.text, tuple(sorted(macros))) if macros else []

@@ -1,4 +1,4 @@
-"""PG501-PG505, PG507, PG508: the warp constructs hipify rewrites, found by
+"""PG501-PG505, PG507-PG509: the warp constructs hipify rewrites, found by
 portagpu/cuda/warp/ and registered here under their rules' `checker:` names."""
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 from portagpu.lint.python.checkers import (  # noqa: F401
     cupy,
     distributed,
+    numba_warp,
+    packaging,
     telemetry,
     torch_device,
+    torch_idioms,
     triton,
 )

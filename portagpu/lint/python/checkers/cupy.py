@@ -70,3 +70,22 @@ def cupy_relocatable(node: ast.Call, ctx: Context, rule: Rule) -> None:
             flag = _flag_options(value, rule.options.get("flags", ()))
             if flag:
                 ctx.report(rule, kw, Fix("suggestion", rule.replacement), option=flag)
+
+
+def _provider_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Tuple) and node.elts:  # ("CUDAExecutionProvider", {...options})
+        node = node.elts[0]
+    name = const_str(node)
+    return name if name and name.endswith("ExecutionProvider") else None
+
+
+@checker("onnxruntime_providers", ast.List, ast.Tuple)
+def onnxruntime_providers(node: ast.List | ast.Tuple, ctx: Context, rule: Rule) -> None:
+    """A provider list naming NVIDIA execution providers and no AMD one."""
+    names = [_provider_name(e) for e in node.elts]
+    if not names or None in names:
+        return  # not (only) a list of provider names
+    nvidia = [n for n in names if n in rule.options.get("nvidia", ())]
+    if nvidia and not any(n in rule.options.get("amd", ()) for n in names):
+        shown = ", ".join(names)  # type: ignore[arg-type]
+        ctx.report(rule, node, Fix("suggestion", rule.replacement), providers=f"[{shown}]")

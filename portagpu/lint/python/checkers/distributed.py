@@ -11,13 +11,33 @@ from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
 
-def _argument(node: ast.Call, keyword: str, position: int | None) -> ast.AST | None:
+def _argument(
+    node: ast.Call, keyword: str, position: int | None, ctx: Context | None = None
+) -> ast.AST | None:
     for kw in node.keywords:
         if kw.arg == keyword:
             return kw.value
     if position is not None and len(node.args) > position:
         arg = node.args[position]
         return None if isinstance(arg, ast.Starred) else arg
+    if ctx is not None:
+        for kw in node.keywords:
+            if kw.arg is None and _unpacked_key(ctx, kw.value, keyword) is not None:
+                return kw  # `f(**params)`: reported at the unpacking
+    return None
+
+
+def _unpacked_key(ctx: Context, node: ast.AST, key: str) -> ast.AST | None:
+    """The value of `key` in the dict `**node` unpacks: a dict literal or
+    `dict(key=...)`, directly or through a name assigned one."""
+    if isinstance(node, ast.Name):
+        node = ctx.assigned_value(node)
+    if isinstance(node, ast.Dict):
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is not None and const_str(k) == key:
+                return v
+    elif isinstance(node, ast.Call) and last_name(node.func) == "dict" and not node.args:
+        return next((kw.value for kw in node.keywords if kw.arg == key), None)
     return None
 
 
@@ -42,10 +62,14 @@ def nccl_backend(node: ast.Call, ctx: Context, rule: Rule) -> None:
     where = rule.options.get("functions", {}).get(qual) if qual else None
     if where is None:
         return
-    arg = _argument(node, where["keyword"], where.get("position"))
+    arg = _argument(node, where["keyword"], where.get("position"), ctx)
     if arg is None:
         return
-    value = _string_value(ctx, arg, tuple(rule.options.get("constants", ())))
+    if isinstance(arg, ast.keyword):  # `**params`: the backend is a key of that dict
+        source = _unpacked_key(ctx, arg.value, where["keyword"])
+        value = _string_value(ctx, source, tuple(rule.options.get("constants", ())))
+    else:
+        value = _string_value(ctx, arg, tuple(rule.options.get("constants", ())))
     if value is None or value.strip().lower() != "nccl":
         return
     ctx.report(rule, arg, Fix("suggestion", rule.replacement), value=value)

@@ -21,17 +21,21 @@ def torch_cuda_call(node: ast.Call, ctx: Context, rule: Rule) -> None:
     if qual is None or not qual.startswith("torch.cuda."):
         return
     api = rule.options.get("apis", {}).get(qual[len("torch.cuda.") :])
-    if api is None or ctx.in_test:  # in an if/while/assert test it is a device check
+    if api is None:
+        return
+    # In a test it still raises (`if "A100" in torch.cuda.get_device_name():`)
+    # unless an earlier operand checked the device (`is_available() and ...`).
+    if ctx.in_test and (api.get("probe") or ctx.checked_earlier_in_test()):
         return
     if api.get("probe") and _defines_flag(ctx.parent()):
         return  # TEST_CUDA = torch.cuda.is_available(): defines a guard, used in tests
     replacement = api["replacement"]
-    fix = Fix("suggestion", f"Use `{replacement}`")
+    fix = Fix("suggestion", replacement)
     base = torch_base(ctx, node.func)
-    rewrite = api.get("rewrite")
+    rewrite = api.get("rewrite")  # only where the new callee works on CPU and MPS too
     if rewrite and base is not None:
         new = base + rewrite[len("torch") :]
-        fix = Fix("suggestion", f"Use `{replacement}`", (ctx.edit(node.func, None, new),))
+        fix = Fix("suggestion", replacement, (ctx.edit(node.func, None, new),))
     ctx.report(rule, node, fix, call=qual, replacement=replacement)
 
 
@@ -130,7 +134,9 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     hit = False
     if isinstance(parent, ast.Call):
         qual = ctx.qualify(parent.func)
-        hit = qual == "torch.device" and parent.args[:1] == [subject]
+        # torch.device("cuda"), torch.set_default_device("cuda"): the device is the first argument
+        functions = rule.options.get("device_functions", ("torch.device",))
+        hit = qual in functions and parent.args[:1] == [subject]
     elif isinstance(parent, ast.keyword):
         call = ctx.parent(depth + 1)
         is_to = (
@@ -142,6 +148,8 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
         callee = (last_name(call.func) or "") if isinstance(call, ast.Call) else ""
         is_query = callee.lstrip("_").startswith(("check", "is_", "has_", "assert"))
         hit = parent.arg in keywords and not is_to and not is_query
+        # parser.add_argument("--device", default="cuda"), @click.option("--device", default="cuda")
+        hit = hit or (parent.arg == "default" and _device_option(call, callee, names))
     elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         hit = any(any(n in _assigned_name(t).lower() for n in names) for t in targets)
@@ -154,6 +162,18 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     if hit:
         shown = value if subject is node else "cuda:{...}"
         ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown)
+
+
+_OPTION_CALLS = ("add_argument", "option", "argument", "Option", "Argument")
+
+
+def _device_option(call: ast.AST | None, callee: str, names: tuple[str, ...]) -> bool:
+    """A command-line option (argparse/click/typer) whose name or dest names a device."""
+    if not isinstance(call, ast.Call) or callee not in _OPTION_CALLS:
+        return False
+    labels = [const_str(a) or "" for a in call.args]
+    labels += [const_str(k.value) or "" for k in call.keywords if k.arg in ("dest", "metavar")]
+    return any(n in label.lower() for label in labels for n in names)
 
 
 def _default_owner(args: ast.arguments, default: ast.AST) -> str:
@@ -205,6 +225,8 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
         return  # `func is torch.cuda.amp.autocast`, tables of known APIs: not a use
     base = torch_base(ctx, node) if isinstance(node, ast.Attribute) else None
     fix = Fix("suggestion", f"Use `{shown}`")
+    # the new API exists only from torch `since`: rewriting older code would break it
+    applicability = "suggestion" if api.get("since") else "safe"
     if base is not None:
         local_new = base + new[len("torch") :]
         if isinstance(parent, ast.Call) and parent.func is node:
@@ -214,14 +236,18 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
                 sep = ", " if parent.keywords else ""
                 line, col, _, _ = ctx.span(node)
                 edit = Edit(line, col, paren[0], paren[1], f"{local_new}({device_arg}{sep}")
-                fix = Fix("safe", f"Replace with `{shown}`", (edit,))
+                fix = Fix(applicability, f"Replace with `{shown}`{_since(api)}", (edit,))
         elif (
             isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node in parent.decorator_list
         ):
             edit = ctx.edit(node, node, f"{local_new}({device_arg})")
-            fix = Fix("safe", f"Replace with `{local_new}({device_arg})`", (edit,))
-    ctx.report(rule, node, fix, respect_guards=False, call=qual, replacement=shown)
+            fix = Fix(applicability, f"Replace with `{local_new}({device_arg})`{_since(api)}", (edit,))
+    ctx.report(rule, node, fix, call=qual, replacement=shown)
+
+
+def _since(api: dict) -> str:
+    return f" (needs torch {api['since']}+)" if api.get("since") else ""
 
 
 @checker("cuda_backend_knob", ast.Attribute, ast.Call)
@@ -241,8 +267,25 @@ def cuda_backend_knob(node: ast.AST, ctx: Context, rule: Rule) -> None:
     if qual is None or not qual.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
         return
     knobs = rule.options.get("knobs", {})
-    replacement = knobs.get(qual, rule.options.get("default", rule.replacement))
+    if qual not in knobs:
+        return  # knobs that do nothing off CUDA and promise nothing are not findings
+    if isinstance(node, ast.Attribute) and _assigned_false(node, ctx):
+        return  # turning a CUDA-only promise off is harmless everywhere
+    replacement = knobs[qual]
     ctx.report(rule, node, Fix("suggestion", replacement), knob=qual, replacement=replacement)
+
+
+def _assigned_false(target: ast.Attribute, ctx: Context) -> bool:
+    """`knob = False`, also as one element of `a, knob = x, False`."""
+    parent = ctx.parent()
+    value: ast.AST | None = None
+    if isinstance(parent, ast.Assign):
+        value = parent.value
+    elif isinstance(parent, ast.Tuple) and isinstance(ctx.parent(2), ast.Assign):
+        values = ctx.parent(2).value  # type: ignore[union-attr]
+        if isinstance(values, ast.Tuple) and len(values.elts) == len(parent.elts):
+            value = values.elts[parent.elts.index(target)]
+    return isinstance(value, ast.Constant) and value.value is False
 
 
 def _env_key(node: ast.AST, ctx: Context) -> ast.AST | None:
@@ -309,10 +352,21 @@ def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | No
     return ast.dump(target), _device_literal(ctx, body[0].value)
 
 
+def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
+    if ctx.qualify(getattr(test, "func", None) or test) == "torch.cuda.is_available":
+        return True
+    value = ctx.assigned_value(test) if isinstance(test, ast.Name) else None
+    return value is not None and any(
+        isinstance(sub, ast.Call) and ctx.qualify(sub.func) == "torch.cuda.is_available"
+        for sub in ast.walk(value)
+    )
+
+
 @checker("cuda_or_cpu_choice", ast.IfExp, ast.If)
 def cuda_or_cpu_choice(node: ast.IfExp | ast.If, ctx: Context, rule: Rule) -> None:
-    """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS."""
-    if ctx.qualify(getattr(node.test, "func", None) or node.test) != "torch.cuda.is_available":
+    """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS (also
+    through a flag: `cuda = torch.cuda.is_available()` ... `if cuda`)."""
+    if not _is_cuda_available(ctx, node.test):
         return
     if isinstance(node, ast.IfExp):
         chosen = (_device_literal(ctx, node.body), _device_literal(ctx, node.orelse))

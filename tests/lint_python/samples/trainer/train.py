@@ -30,7 +30,7 @@ def train(model, loader, epochs: int) -> None:
             scaler.step(opt)
             scaler.update()
         torch.cuda.synchronize()  # expect: PG101
-    print(torch.cuda.max_memory_allocated() / 2**20, "MiB")  # expect: PG101
+    print(torch.cuda.max_memory_allocated() / 2**20, "MiB")  # expect: PG108
 
 
 def evaluate(model, loader, device: torch.device) -> float:

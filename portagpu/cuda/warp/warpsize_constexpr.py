@@ -1,6 +1,6 @@
 """PG509: `warpSize` where C++ needs a compile-time constant (array bounds,
 template arguments, constexpr, static_assert, case labels). Not constexpr in
-CUDA, nor in HIP since ROCm 7."""
+CUDA, nor in HIP since ROCm 7. hipify writes PORTAGPU_WARP_SIZE there."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit
-from portagpu.lint.cuda.registry import checker
-from portagpu.lint.model import Rule
+from portagpu.cuda.warp.common import Options
 
 CONSTANT_CONTEXTS = {
     "array_declarator": "an array bound",
@@ -35,8 +34,11 @@ def _context(node) -> str | None:
                     return None
             return CONSTANT_CONTEXTS[kind]
         if kind == "declaration":
-            if any(text_of(c) == "constexpr" for c in parent.children if c.type in (
-                    "type_qualifier", "storage_class_specifier")):
+            if any(
+                text_of(c) == "constexpr"
+                for c in parent.children
+                if c.type in ("type_qualifier", "storage_class_specifier")
+            ):
                 return "a constexpr initialiser"
             return None
         if kind in ("compound_statement", "function_definition", "expression_statement"):
@@ -45,8 +47,7 @@ def _context(node) -> str | None:
     return None
 
 
-@checker("warpsize_constexpr")
-def warpsize_constexpr(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     if "warpSize" not in unit.text:
         return
     for node in unit.nodes("identifier", "type_identifier"):

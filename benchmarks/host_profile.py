@@ -1,0 +1,285 @@
+"""Where the host microseconds go: Triton launch, CudaKernel on torch tensors and
+CuPy arrays, and one eager portagpu.kernels call (GPU machine).
+
+    python benchmarks/host_profile.py [--out DIR]
+
+Prints and writes host_profile.json (+ host_profile_cprofile.txt): the cost
+of each step the launch paths take, measured alone in tight loops, and the
+paths themselves with pieces swapped for no-ops. Diagnostic evidence for
+design choices; the results that count are launch_overhead.py and
+kernels_bench.py.
+"""
+
+# ruff: noqa: I001  (portagpu before triton)
+from __future__ import annotations
+
+import argparse
+import cProfile
+import inspect
+import io
+import json
+import os
+import pstats
+import sys
+from pathlib import Path
+from typing import Any
+
+import portagpu
+import portagpu.kernels as K
+
+import numpy as np
+import torch
+import torch.nn.functional as F  # noqa: N812
+import triton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_overhead import ADD_SOURCE, add_kernel, host_cost_us, statement_us  # noqa: E402
+
+
+def stmt_ns(stmt: str, env: dict[str, Any]) -> float:
+    return round(statement_us(stmt, env) * 1000, 1)
+
+
+def per_call_us(variants: dict[str, Any], calls: int = 2000, rounds: int = 7) -> dict[str, float]:
+    return {k: round(v, 3) for k, v in host_cost_us(variants, calls, rounds).items()}
+
+
+def source_of(obj: Any) -> str:
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError) as exc:
+        return f"<no source: {exc}>"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("."))
+    options = parser.parse_args()
+    import cupy
+
+    result: dict[str, Any] = {
+        "device": torch.cuda.get_device_name(),
+        "versions": {
+            "torch": torch.__version__,
+            "triton": triton.__version__,
+            "cupy": cupy.__version__,
+            "python": sys.version.split()[0],
+        },
+    }
+    facts: dict[str, str] = {}
+    n = 1024
+    x, y, out = (torch.rand(n, device="cuda") for _ in range(3))
+    xc, yc, oc = (cupy.random.rand(n, dtype=cupy.float32) for _ in range(3))
+    grid = (1,)
+
+    # --- Triton -----------------------------------------------------------------------
+    compiled = add_kernel[grid](x, y, out, n, BLOCK=1024)
+    run = compiled.run
+    facts["triton launcher class"] = f"{type(run).__module__}.{type(run).__qualname__}"
+    facts["triton launcher __call__"] = source_of(type(run).__call__)
+    facts["triton launcher attributes"] = repr(sorted(vars(run)))
+    from triton import knobs
+
+    facts["launch_enter_hook"] = repr(type(knobs.runtime.launch_enter_hook))
+    facts["knobs.runtime class attr"] = repr(type(knobs.runtime).__dict__.get("launch_enter_hook"))
+    portagpu.launch(add_kernel, grid, x, y, out, n, BLOCK=1024)
+    from portagpu.runtime import dispatch
+
+    launcher = dispatch.triton_launcher(add_kernel)
+    fast = launcher.shapes.get(4)
+    facts["generated triton launch"] = getattr(fast, "source", "<none>")
+    key, entry = next(iter(launcher.cache.items()))
+    function, packed = entry[1], entry[2]
+    stream = torch.cuda.current_stream().cuda_stream
+    px, py, po = x.data_ptr(), y.data_ptr(), out.data_ptr()
+    triton_variants = {
+        "native kernel[grid]": lambda: add_kernel[grid](x, y, out, n, BLOCK=1024),
+        "portagpu.launch": lambda: portagpu.launch(add_kernel, grid, x, y, out, n, BLOCK=1024),
+        "generated fast function called directly": lambda: fast(
+            grid, (x, y, out, n), None, {"BLOCK": 1024}
+        ),
+        "floor: run(...) with tensors": lambda: run(
+            1, 1, 1, stream, function, packed, None, None, None, x, y, out, n, 1024
+        ),
+        "floor: run(...) with int pointers": lambda: run(
+            1, 1, 1, stream, function, packed, None, None, None, px, py, po, n, 1024
+        ),
+    }
+    # the C launcher behind run (its argument list differs between Triton versions)
+    c_launch = getattr(run, "launch", None)
+    facts["run.launch"] = repr(c_launch)
+    host = per_call_us(triton_variants)
+    # portagpu's own work: the same path with the compiled launcher swapped for a no-op
+    launcher.cache[key] = (lambda *a: None, *entry[1:5], None, None, None)
+    host["portagpu.launch, launcher a no-op (portagpu's own work)"] = per_call_us(
+        {"x": lambda: portagpu.launch(add_kernel, grid, x, y, out, n, BLOCK=1024)}
+    )["x"]
+    host["generated fast function, launcher a no-op"] = per_call_us(
+        {"x": lambda: fast(grid, (x, y, out, n), None, {"BLOCK": 1024})}
+    )["x"]
+    launcher.cache[key] = entry
+    result["triton_host_us"] = host
+
+    # --- micro costs (ns) -----------------------------------------------------------
+    env = {
+        "x": x,
+        "torch": torch,
+        "knobs": knobs,
+        "rt": knobs.runtime,
+        "launcher": launcher,
+        "getdev": torch._C._cuda_getDevice,
+        "getstream": torch._C._cuda_getCurrentRawStream,
+        "cache_get": launcher.cache.get,
+        "key": key,
+        "xc": xc,
+        "np": np,
+        "cupy": cupy,
+        "f": dispatch.launch,
+        "y": y,
+        "out": out,
+        "n": n,
+        "D": x.dtype,
+    }
+    micro = {
+        "t.data_ptr()": "x.data_ptr()",
+        "t.dtype": "x.dtype",
+        "t.is_cuda": "x.is_cuda",
+        "t.is_contiguous()": "x.is_contiguous()",
+        "t.get_device()": "x.get_device()",
+        "t.device": "x.device",
+        "t.shape": "x.shape",
+        "t.stride()": "x.stride()",
+        "t.dtype is D": "x.dtype is D",
+        "torch._C._cuda_getDevice()": "getdev()",
+        "torch._C._cuda_getCurrentRawStream(0)": "getstream(0)",
+        "torch.cuda.current_stream()": "torch.cuda.current_stream()",
+        "knobs.runtime.launch_enter_hook": "rt.launch_enter_hook",
+        "key tuple (12 items) + dict get": "cache_get((0, None, x.dtype, x.data_ptr() & 15 == 0, y.dtype, "
+        "y.data_ptr() & 15 == 0, out.dtype, out.data_ptr() & 15 == 0, "
+        "n & 15 == 0, 1024, int))",
+        "torch.empty_like(t)": "torch.empty_like(x)",
+        "torch.empty(shape, dtype, device)": "torch.empty((1024,), dtype=D, device=x.device)",
+        "t.new_empty(shape)": "x.new_empty((1024,))",
+        "t.contiguous()": "x.contiguous()",
+        "t.view(-1)": "x.view(-1)",
+        "cupy getDevice": "cupy.cuda.runtime.getDevice()",
+        "xc._c_contiguous": "xc._c_contiguous",
+        "xc.data.device_id": "xc.data.device_id",
+        "np.int32(1024)": "np.int32(1024)",
+        "os.environ.get": "__import__('os').environ.get('PORTAGPU_KERNELS_IMPL')",
+    }
+    result["micro_ns"] = {name: stmt_ns(stmt, env) for name, stmt in micro.items()}
+
+    # --- CuPy / CudaKernel --------------------------------------------------------------
+    raw = cupy.RawKernel(ADD_SOURCE, "add")  # noqa: PG699 - launch_overhead.py's literal, linted there
+    kernel = portagpu.CudaKernel(ADD_SOURCE, "add")
+    portagpu.launch(kernel, grid, x, y, out, n, block=(1024,))
+    portagpu.launch(kernel, grid, xc, yc, oc, n, block=(1024,))
+    facts["generated cuda launch"] = getattr(kernel._fast, "source", "<none>")
+    prepared = kernel._prepared[0]
+    cufn = prepared.function.kernel
+    n32 = np.int32(n)
+    cupy_variants = {
+        "native RawKernel (cupy arrays)": lambda: raw(grid, (1024,), (xc, yc, oc, n32)),
+        "Function positional (cupy arrays)": lambda: cufn(
+            (1,), (1024,), (xc, yc, oc, n32), 0, None
+        ),
+        "Function positional (int pointers)": lambda: cufn(
+            (1,), (1024,), (px, py, po, n32), 0, None
+        ),
+        "Function positional (np.uint64 pointers)": lambda: cufn(
+            (1,), (1024,), (np.uint64(px), np.uint64(py), np.uint64(po), n32), 0, None
+        ),
+        "portagpu.launch (cupy arrays)": lambda: portagpu.launch(
+            kernel, grid, xc, yc, oc, n, block=(1024,)
+        ),
+        "portagpu.launch (torch tensors)": lambda: portagpu.launch(
+            kernel, grid, x, y, out, n, block=(1024,)
+        ),
+    }
+    try:
+        from cupy.cuda.function import CIntptr
+
+        cx, cy, co = CIntptr(px), CIntptr(py), CIntptr(po)
+        cupy_variants["Function positional (cached CIntptr pointers)"] = lambda: cufn(
+            (1,), (1024,), (cx, cy, co, n32), 0, None
+        )
+        cupy_variants["Function positional (new CIntptr each call)"] = lambda: cufn(
+            (1,),
+            (1024,),
+            (CIntptr(x.data_ptr()), CIntptr(y.data_ptr()), CIntptr(out.data_ptr()), n32),
+            0,
+            None,
+        )
+        facts["cupy CIntptr"] = "importable"
+    except Exception as exc:  # noqa: BLE001
+        facts["cupy CIntptr"] = f"not importable: {exc!r}"
+    try:
+        from cupy._core._scalar import CScalar
+
+        cn = CScalar(1024, np.int32)
+        cupy_variants["Function positional (cupy arrays, cached CScalar n)"] = lambda: cufn(
+            (1,), (1024,), (xc, yc, oc, cn), 0, None
+        )
+        facts["cupy CScalar"] = "importable"
+    except Exception as exc:  # noqa: BLE001
+        facts["cupy CScalar"] = f"not importable: {exc!r}"
+    host_c = per_call_us(cupy_variants)
+    saved = prepared.call
+    prepared.call = lambda *a: None
+    host_c["portagpu.launch (torch tensors), CuPy call a no-op"] = per_call_us(
+        {"x": lambda: portagpu.launch(kernel, grid, x, y, out, n, block=(1024,))}
+    )["x"]
+    host_c["portagpu.launch (cupy arrays), CuPy call a no-op"] = per_call_us(
+        {"x": lambda: portagpu.launch(kernel, grid, xc, yc, oc, n, block=(1024,))}
+    )["x"]
+    prepared.call = saved
+    result["cupy_host_us"] = host_c
+
+    # --- portagpu.kernels eager calls ---------------------------------------------------------
+    rows, cols = 4096, 1024
+    xs = torch.randn(rows, cols, device="cuda")
+    xh = xs.half()
+    w, b = (
+        torch.randn(cols, device="cuda", dtype=torch.half),
+        torch.randn(cols, device="cuda", dtype=torch.half),
+    )
+    kernel_variants = {
+        "K.softmax": lambda: K.softmax(xs),
+        "torch.softmax": lambda: torch.softmax(xs, -1),
+        "K.layer_norm fp16": lambda: K.layer_norm(xh, cols, w, b),
+        "F.layer_norm fp16": lambda: F.layer_norm(xh, (cols,), w, b),
+        "K.sum(dim=-1)": lambda: K.sum(xs, dim=-1),
+        "torch.sum(dim=-1)": lambda: torch.sum(xs, -1),
+        "K.add": lambda: K.add(xs, xs),
+        "torch.add": lambda: torch.add(xs, xs),
+    }
+    result["kernels_host_us"] = per_call_us(kernel_variants, calls=200, rounds=9)
+    profiles = []
+    for name in ("K.softmax", "K.layer_norm fp16", "K.sum(dim=-1)"):
+        call = kernel_variants[name]
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(300):
+            call()
+        profile.disable()
+        torch.cuda.synchronize()
+        text = io.StringIO()
+        pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(28)
+        profiles.append(f"===== {name} (300 calls) =====\n{text.getvalue()}")
+    result["facts"] = facts
+    options.out.mkdir(parents=True, exist_ok=True)
+    (options.out / "host_profile.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    (options.out / "host_profile_cprofile.txt").write_text("\n".join(profiles))
+    for section in ("triton_host_us", "cupy_host_us", "kernels_host_us", "micro_ns"):
+        print(f"\n{section}:")
+        for k, v in result[section].items():
+            print(f"  {v:>9}  {k}")
+    print("\nfacts:")
+    for k, v in facts.items():
+        print(f"--- {k}\n{v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

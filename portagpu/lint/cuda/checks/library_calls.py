@@ -1,0 +1,46 @@
+"""PG611: library uses hipify cannot rename 1:1 (cuBLASLt epilogues beyond
+BIAS/GELU/RELU, cuDNN's graph API), reported at each use, once per line.
+
+Data-driven from the rule's `options.apis`: a list of
+{library, note, names (exact identifiers), namespaces, prefixes}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.lint.cuda.registry import checker
+from portagpu.lint.model import Rule
+
+_NAME_NODES = ("identifier", "type_identifier", "namespace_identifier", "field_identifier")
+
+
+def _matches(name: str, api: dict[str, Any]) -> bool:
+    return (
+        name in api.get("names", ())
+        or name in api.get("namespaces", ())
+        or name.startswith(tuple(api.get("prefixes", ())))
+    )
+
+
+@checker("library_calls")
+def library_calls(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
+    apis = [api for api in rule.options.get("apis", ()) if isinstance(api, dict)]
+    lines: set[tuple[int, str]] = set()
+    for node in unit.nodes(*_NAME_NODES):
+        name = text_of(node)
+        api = next((a for a in apis if _matches(name, a)), None)
+        if api is None:
+            continue
+        line = node.start_point[0]
+        if (line, api.get("library", "")) in lines:
+            continue
+        lines.add((line, api.get("library", "")))
+        yield Hit(
+            node.start_byte,
+            node.end_byte,
+            {"what": name, "library": api.get("library", ""), "note": api.get("note", "")},
+        )

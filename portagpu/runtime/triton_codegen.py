@@ -1,0 +1,309 @@
+"""Generated launch code for the Triton fast path (see triton_launch.py).
+
+Two kinds of straight-line function, written once with `exec` (as Triton's
+own binder does) and kept by the launcher:
+
+- `make_fast_launch`: for `portagpu.launch` calls of one shape (positional
+  count, `meta` keys) and argument-type pattern; it builds the fast-path key
+  from every argument on each call.
+- `make_bound_launch`: for a caller that fixes everything but some tensor
+  arguments (portagpu.kernels, per call shape); constexprs, options, ints and
+  the grid are constants of the code, so the key is the device and, per
+  tensor, its dtype and 16-byte alignment.
+
+Both launch as `JITFunction.run` does, with two shortcuts when no launch hook
+is set: tensors on the GPU are passed as their addresses (read for the key
+anyway; Triton's launcher would call data_ptr() and look each pointer up in
+the driver again), and the C launcher is called without its Python wrapper
+where triton_direct knows that wrapper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from portagpu.runtime.triton_launch import TritonLauncher
+
+_MISSING = object()
+
+# One key element per int, as fine as Triton's specialisation: -1 for the
+# value 1; otherwise the range (i32 0, i64 2, u64 4) plus 1 when divisible by
+# 16 (True/False for i32, the common case, is cheapest to compute).
+_INT_SPEC = (
+    "-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
+    "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)"
+)
+
+
+def hooks_idle(hook: Any) -> bool:
+    """No launch hook to run: None (older Triton) or an empty HookChain."""
+    return hook is None or not getattr(hook, "calls", True)
+
+
+def globals_changed(used_globals: dict) -> bool:
+    """A global the kernel read at compile time has another value now."""
+    for (name, _), (value, scope) in used_globals.items():
+        if scope.get(name, _MISSING) != value:
+            return True
+    return False
+
+
+def _never(grid: Any, args: tuple, num_warps: Any, meta: dict) -> bool:
+    return False
+
+
+def _scope(launcher: TritonLauncher) -> dict[str, Any]:
+    """Names the generated code uses."""
+    knobs = launcher.knobs
+    return {
+        "kernel": launcher.kernel,
+        "cache_get": launcher.cache.get,
+        "remember": launcher._remember,
+        "native": launcher._native,
+        "get_device": launcher.current_device,
+        "get_stream": launcher.current_stream,
+        "rt": knobs,
+        "ENTER": knobs.launch_enter_hook,
+        "LEAVE": knobs.launch_exit_hook,
+        "globals_changed": globals_changed,
+        "TAG": object(),
+    }
+
+
+def _launch_lines(
+    launcher: TritonLauncher,
+    params: list[str],
+    tensors: list[int],
+    *,
+    key_head: str,
+    grid: list[str],
+    grid_name: str,
+    native_args: str,
+    refuse: str,
+    fixed_tensors: tuple[int, ...] = (),
+) -> list[str]:
+    """From the key to the launch, once `dev` and the parameters are bound:
+    read the tensors' addresses, look the key (`key_head` + each tensor's
+    dtype and alignment) up, compile through Triton on a miss (`native_args`),
+    else launch on the grid the `grid` lines bind (g0, g1, g2). `refuse` is
+    the statement for a call this code must not launch. `fixed_tensors` are
+    GPU tensors whose address the code holds as a constant (a{i})."""
+    p = params
+    addresses = ", ".join(
+        f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
+    )
+    every = ", ".join(p)
+    on_gpu = " and ".join(f"{p[i]}.is_cuda" for i in tensors) or "True"
+    # No launch hook installed (a profiler adds them): pass None, as Triton's
+    # launcher does nothing with an empty chain. Triton with HookChain knobs:
+    # the chains of configure time, still empty; older Triton: None.
+    idle = (
+        "rt.launch_enter_hook is ENTER and rt.launch_exit_hook is LEAVE and not ENTER.calls "
+        "and not LEAVE.calls"
+        if hasattr(launcher.knobs.launch_enter_hook, "calls")
+        else "rt.launch_enter_hook is None and rt.launch_exit_hook is None"
+    )
+    dims = "g0, g1, g2, stream, function"
+    return [
+        "try:",
+        *[f"    a{i} = {p[i]}.data_ptr()" for i in tensors],
+        f"    key = {key_head}{''.join(f'{p[i]}.dtype, a{i} & 15 == 0, ' for i in tensors)})",
+        "    entry = cache_get(key)",
+        f"    on_gpu = {on_gpu}",
+        "except (AttributeError, TypeError):  # not a tensor where one was; unhashable constexpr",
+        f"    {refuse}",
+        "if entry is None:",
+        f"    remember(key, native({native_args}))",
+        "    return True",
+        "run, function, packed, compiled, used_globals, direct, coop, pdl = entry",
+        "if used_globals and globals_changed(used_globals):",
+        f"    {refuse}",
+        *grid,
+        "stream = get_stream(dev)",
+        f"if {idle}:",
+        "    if not on_gpu:  # Triton's launcher checks where each tensor lives",
+        f"        run({dims}, packed, None, None, None, {every})",
+        "    elif direct is not None:",
+        f"        direct({dims}, coop, pdl, None, None, packed, None, None, None, {addresses})",
+        "    else:",
+        f"        run({dims}, packed, None, None, None, {addresses})",
+        "else:",
+        "    enter = rt.launch_enter_hook",
+        "    leave = rt.launch_exit_hook",
+        f"    run({dims}, packed, compiled.launch_metadata({grid_name}, stream, {every}), enter, leave, {every})",
+        "return True",
+    ]
+
+
+def _compile(
+    launcher: TritonLauncher, signature: str, body: list[str], scope: dict
+) -> Callable[..., bool]:
+    source = f"def {signature}:\n" + "".join(f"    {line}\n" for line in body)
+    name = getattr(launcher.base, "__name__", "?")
+    exec(compile(source, f"<portagpu launch of {name}>", "exec"), scope)
+    function = scope[signature.split("(")[0]]
+    function.source = source  # for debugging: print(function.source)
+    return function
+
+
+def make_fast_launch(
+    launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple, meta: dict
+) -> Callable[..., bool] | None:
+    """Straight-line launch code for one call shape and argument-type pattern.
+
+    The shape is the positional count and the `meta` keys; the pattern is the
+    exact type of each non-constexpr argument in this call. The function
+    returns False, having done nothing, for a call it was not made for (other
+    keys or types, a pre-run hook, a changed global, an unhashable constexpr):
+    the caller then takes the general path. It builds the same key as
+    `TritonLauncher._fast`, prefixed with its own tag. None when the pattern
+    has a type it cannot key."""
+    fill, option_names, constexpr = plan
+    names = launcher.names
+    tensor = launcher.tensor_type
+    values = list(args) + [meta[x] if from_meta else x for from_meta, x in fill]
+    scope = _scope(launcher)
+    scope.update({"warps_get": launcher.warps.get, "scale_warps": launcher.scale_warps})
+    p = [f"p{i}" for i in range(len(names))]
+    body = [f"if kernel.pre_run_hooks or len(meta) != {len(meta)}:", "    return False"]
+    if nargs:
+        body.append(f"{', '.join(p[:nargs])}, = args")
+    body.append("try:")
+    body += [
+        f"    {p[nargs + i]} = meta[{x!r}]" for i, (from_meta, x) in enumerate(fill) if from_meta
+    ]
+    body += [f"    o{i} = meta[{k!r}]" for i, k in enumerate(option_names)]
+    body += ["    pass", "except KeyError:", "    return False"]
+    for i, (from_meta, x) in enumerate(fill):
+        if not from_meta:
+            scope[f"d{nargs + i}"] = x
+            body.append(f"{p[nargs + i]} = d{nargs + i}")
+    guards, head = [], ["TAG", "dev", "nw", *[f"o{i}" for i in range(len(option_names))]]
+    tensors: list[int] = []
+    for i, (value, is_constexpr) in enumerate(zip(values, constexpr, strict=True)):
+        if is_constexpr:
+            head += [p[i], f"type({p[i]})"]
+            continue
+        kind = type(value)
+        if isinstance(value, tensor):
+            # No type guard: like Triton, anything with .dtype and .data_ptr()
+            # is keyed as a tensor; anything else raises AttributeError below.
+            tensors.append(i)
+        elif kind is int:
+            guards.append(f"type({p[i]}) is int")
+            head.append(_INT_SPEC.format(v=p[i]))
+        elif kind in (float, bool):
+            guards.append(f"type({p[i]}) is {kind.__name__}")
+            head.append(kind.__name__)
+        elif value is None:
+            guards.append(f"{p[i]} is None")
+            head.append("None")
+        else:
+            return None
+    if guards:
+        body += [f"if not ({' and '.join(guards)}):", "    return False"]
+    grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
+    grid = [
+        "if type(grid) is not tuple and callable(grid):",
+        f"    grid = grid({grid_dict})",
+        "size = len(grid)",
+        "g0 = grid[0]",
+        "g1 = grid[1] if size > 1 else 1",
+        "g2 = grid[2] if size > 2 else 1",
+    ]
+    body += [
+        "if num_warps is None:",
+        "    nw = None",
+        "else:",
+        "    nw = warps_get(num_warps) if type(num_warps) is int else None",
+        "    if nw is None:",
+        "        nw = scale_warps(num_warps)",
+        "dev = get_device()",
+        *_launch_lines(
+            launcher,
+            p,
+            tensors,
+            key_head=f"({', '.join(head)}, ",
+            grid=grid,
+            grid_name="grid",
+            native_args="grid, args, nw, None, meta",
+            refuse="return False",
+        ),
+    ]
+    return _compile(launcher, "fast_launch(grid, args, num_warps, meta)", body, scope)
+
+
+def make_bound_launch(
+    launcher: TritonLauncher,
+    grid: tuple,
+    args: tuple,
+    varying: tuple[int, ...],
+    nw: int | None,
+    meta: dict,
+    detection: Any,
+    fallback: Callable[..., None],
+) -> Callable[..., Any] | None:
+    """Launch code with everything fixed but the tensors at positions `varying`
+    of `args`, which it takes as its parameters, in order.
+
+    `grid` is a tuple, `nw` native warps, `meta` the constexprs and options by
+    name (the caller checked that they bind every parameter after `args`; the
+    first launch goes through Triton, which compiles and checks them). Calls
+    the code does not serve go to `fallback(*tensors)`: the device layer
+    detected anew (`detection.detection_count` changed since now), a pre-run
+    hook, not a tensor where one was, a changed global. Tensors among the
+    fixed arguments are held by the code (a placeholder the caller owns);
+    None if one is not on the GPU."""
+    names = launcher.names
+    full = list(args) + [
+        meta[name] if name in meta else default
+        for name, default in zip(names[len(args) :], launcher.defaults[len(args) :], strict=True)
+    ]
+    scope = _scope(launcher)
+    p = [f"p{i}" for i in range(len(names))]
+    params = ", ".join(p[i] for i in varying)
+    size = len(grid)
+    scope.update({p[i]: value for i, value in enumerate(full) if i not in varying})
+    # a tensor the caller fixes (a placeholder it owns) is passed as its address
+    fixed_tensors = tuple(
+        i
+        for i, value in enumerate(full)
+        if i not in varying and isinstance(value, launcher.tensor_type)
+    )
+    for i in fixed_tensors:
+        if not full[i].is_cuda:
+            return None
+        scope[f"a{i}"] = full[i].data_ptr()
+    scope.update(
+        {
+            "dm": detection,
+            "READY": detection.detection_count,
+            "fallback": fallback,
+            "GRID": grid,
+            "NW": nw,
+            "META": meta,
+            "g0": grid[0],
+            "g1": grid[1] if size > 1 else 1,
+            "g2": grid[2] if size > 2 else 1,
+        }
+    )
+    refuse = f"return fallback({params})"
+    body = [
+        "if dm.detection_count != READY or kernel.pre_run_hooks:",
+        f"    {refuse}",
+        "dev = get_device()",
+        *_launch_lines(
+            launcher,
+            p,
+            list(varying),
+            key_head="(TAG, dev, ",
+            grid=[],
+            grid_name="GRID",
+            native_args=f"GRID, ({', '.join(p[: len(args)])},), NW, None, META",
+            refuse=refuse,
+            fixed_tensors=fixed_tensors,
+        ),
+    ]
+    return _compile(launcher, f"bound_launch({params})", body, scope)

@@ -1,0 +1,39 @@
+"""The shared token index (portagpu/lint/tokenlines.py): Python's line model,
+one search per token, and a narrowed text's hits without a new search."""
+
+from portagpu.lines import split_lines
+from portagpu.lint import tokenlines
+from portagpu.lint.narrow import narrow
+from portagpu.lint.tokenlines import TokenLines
+
+
+def test_lines_end_only_at_cr_lf_crlf():
+    text = "a\x0cb\r\ncuda\rx\x85cuda\n\u2028cuda"
+    assert split_lines(text, keepends=True) == ["a\x0cb\r\n", "cuda\r", "x\x85cuda\n", "\u2028cuda"]
+    assert TokenLines(text).of("cuda") == [2, 3, 4]
+    assert TokenLines("").of("cuda") == [] and not TokenLines("x").has("")
+
+
+def test_each_token_is_searched_once():
+    index = TokenLines("cuda cuda\nno\ncuda\n")
+    assert index.of("cuda") == [1, 3]
+    index.text = "changed"  # a second search would see this
+    assert index.of("cuda") == [1, 3] and index.has("cuda")
+
+
+def test_a_narrowed_text_keeps_the_hits_outside_blanked_blocks():
+    body = "def gone():\n    x = subprocess_run()\n    return x\n\n" * 8
+    klass = "class K:\n    def a(self):\n        return 1  # as\n\n    def b(self):\n        return torch.cuda\n"
+    text = (
+        "import torch\n"
+        + body
+        + klass
+        + "def kept():\n    return torch.cuda.is_available()  # subprocess\n"
+    )
+    narrowed = narrow(text, ("cuda",))
+    assert narrowed is not None and narrowed.count("\n") == text.count("\n")
+    assert "class K:\n    pass\n" in narrowed  # K.a blanked to `pass`: a token there is searched
+    index = tokenlines.for_text(narrowed)
+    assert index.text is narrowed
+    for token in ("cuda", "subprocess", "pass", "as", "return", "gone"):
+        assert index.of(token) == TokenLines(narrowed).of(token), token
