@@ -238,9 +238,15 @@ def _record_prepared_launches(recorder: _LaunchRecorder) -> Any:
 
     real = dispatch.prepare_launch
 
-    def recording(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ...],
-                  num_warps: int | None = None, meta: dict | None = None,
-                  device: Any = None) -> Any:
+    def recording(
+        kernel: Any,
+        grid: tuple,
+        args: tuple,
+        varying: tuple[int, ...],
+        num_warps: int | None = None,
+        meta: dict | None = None,
+        device: Any = None,
+    ) -> Any:
         def go(*tensors: Any) -> None:
             full = list(args)
             for position, value in zip(varying, tensors, strict=True):
@@ -249,8 +255,11 @@ def _record_prepared_launches(recorder: _LaunchRecorder) -> Any:
 
         return go
 
-    modules = [m for name, m in list(sys.modules.items())
-               if name.startswith("portagpu.kernels.") and getattr(m, "prepare_launch", None) is real]
+    modules = [
+        m
+        for name, m in list(sys.modules.items())
+        if name.startswith("portagpu.kernels.") and getattr(m, "prepare_launch", None) is real
+    ]
     for module in modules:
         module.prepare_launch = recording
     _dispatch.forget_plans()

@@ -139,8 +139,8 @@ def _compile_for(source: str, options: tuple[str, ...], target: Target) -> dict[
                     "(same CDNA3 ISA)"
                 )
                 result = compile_check.compile_hip(
-                path, arch, text, flags=compile_check.CompileFlags(extra=tuple(flags))
-            )
+                    path, arch, text, flags=compile_check.CompileFlags(extra=tuple(flags))
+                )
             facts: dict[str, Any] = {
                 "compiler": f"hipcc {_compiler_version('hipcc')}",
                 "note": note,
