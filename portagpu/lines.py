@@ -24,6 +24,13 @@ ENDINGS = ("\r\n", "\r", "\n")
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """`text.splitlines(keepends)` with only `\\r\\n`, `\\r` and `\\n` as breaks."""
     if "\r" not in text:  # the common case, at C speed
+        if keepends:
+            # str.splitlines also breaks at the characters above; where it
+            # made exactly one part per `\n` (plus an unended last line) it
+            # met none of them, and its parts are ours
+            parts = text.splitlines(True)
+            if len(parts) == text.count("\n") + (not text.endswith("\n") and text != ""):
+                return parts
         parts = text.split("\n")
         last = parts.pop()
         if keepends:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from portagpu.lint import tokenlines
 
@@ -52,6 +53,11 @@ def _minimal(tokens: Iterable[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+@lru_cache(maxsize=16)
+def _minimal_tokens(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    return _minimal(tokens)  # the same rule tokens for every file of a run
+
+
 def bound_names(
     text: str, tokens: Iterable[str], starts: list[int] | None = None, token_lines: set[int] | None = None
 ) -> set[str]:
@@ -83,17 +89,31 @@ def bound_names(
     return {n for n in names if _NAME.fullmatch(n) and n != "_"}
 
 
+def _triple_quotes(text: str) -> list[tuple[int, str]]:
+    """(offset, quote) of each triple quote, as `_TRIPLE_QUOTE.finditer` finds
+    them: the two kinds share no character, so each kind's own left-to-right
+    scan is the regex's, and `str.find` is ~5x faster than the regex here."""
+    found = []
+    for quote in ('"""', "'''"):
+        at = text.find(quote)
+        while at >= 0:
+            found.append((at, quote))
+            at = text.find(quote, at + 3)
+    found.sort()
+    return found
+
+
 def _string_interiors(text: str, starts: list[int]) -> set[int]:
     """1-based lines that begin inside a multi-line (triple-quoted) string:
     triple quotes paired in order, the other kind ignored inside one."""
     inside: set[int] = set()
     opened_at, quote = -1, ""
-    for m in _TRIPLE_QUOTE.finditer(text):
+    for at, found in _triple_quotes(text):
         if not quote:
-            opened_at, quote = m.start(), m.group()
-        elif m.group() == quote and text[m.start() - 1] != "\\":
+            opened_at, quote = at, found
+        elif found == quote and text[at - 1] != "\\":
             first = bisect.bisect_right(starts, opened_at)
-            last = bisect.bisect_right(starts, m.start())
+            last = bisect.bisect_right(starts, at)
             if last > first:
                 inside.update(range(first + 1, last + 1))
             quote = ""
@@ -101,12 +121,22 @@ def _string_interiors(text: str, starts: list[int]) -> set[int]:
 
 
 _HEAD = re.compile(r"^[^\s#)\]}]", re.M)  # a column-0 line that may start a statement
+# the same after a line break: a literal first character lets `re` skip ahead
+# fast, where `^` under re.M is tried at every offset (~6x slower)
+_HEAD_AFTER_BREAK = re.compile(r"\n[^\s#)\]}]")
+
+
+def _head_offsets(text: str) -> list[int]:
+    """Offsets of the matches of `_HEAD`."""
+    offsets = [0] if _HEAD.match(text) else []
+    offsets.extend(m.start() + 1 for m in _HEAD_AFTER_BREAK.finditer(text))
+    return offsets
 
 
 def narrow(text: str, tokens: Iterable[str]) -> str | None:
     """The text with irrelevant top-level blocks blanked, or None when that
     would save too little to be worth it."""
-    tokens = _minimal(tokens)
+    tokens = _minimal_tokens(tuple(tokens))
     if not tokens or ("def" not in text and "class" not in text):
         return None
     index = tokenlines.for_text(text)
@@ -115,8 +145,8 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     # top-level statement starts: column-0 code lines outside strings, not a
     # closing bracket, not after a backslash continuation
     heads = []
-    for m in _HEAD.finditer(text):
-        number = bisect.bisect_right(starts, m.start())
+    for offset in _head_offsets(text):
+        number = bisect.bisect_right(starts, offset)
         if number in inside or (number > 1 and lines[number - 2].rstrip("\r\n").endswith("\\")):
             continue
         heads.append(number)
@@ -188,9 +218,12 @@ def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], rel
     if class_line is None or not _CLASS_LINE.match(lines[class_line - 1]):
         return []
     indent = None
+    deeper = ()  # indent + " ", indent + "\t": a line deeper than the methods' heads
     heads = []
     for number in range(class_line + 1, stop):
         line = lines[number - 1]
+        if line.startswith(deeper):
+            continue  # neither a head nor a dedent, whatever else holds
         body = line.lstrip(" \t")
         if not body or body[0] in "#\r\n)]}" or number in inside:
             continue
@@ -201,6 +234,7 @@ def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], rel
             if not prefix:
                 return []
             indent = prefix
+            deeper = (indent + " ", indent + "\t")
         if prefix == indent:
             heads.append(number)
         elif len(prefix) < len(indent) or not prefix.startswith(indent):

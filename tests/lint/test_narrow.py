@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from portagpu.lint import dispatch
 from portagpu.lint.engine import lint_paths
 from portagpu.lint.narrow import bound_names, narrow
@@ -176,3 +179,18 @@ def test_catalogue_examples_agree_with_and_without_narrowing(monkeypatch):
                 monkeypatch.setattr(dispatch, "NARROW", narrowing)
                 runs.append(lint_source(data, path="example.py", language="python", rules=[rule], settings=settings))
             assert runs[0] == runs[1], f"{rule.id}: narrowing changed the findings of\n{example.code}"
+
+
+# the fast scans narrowing uses, against the regexes they stand for: quotes,
+# line breaks (all three), odd whitespace and closing brackets at column 0
+_PIECES = ['"""', "'''", '"', "'", "\\", "\n", "\r\n", "\r", " ", "\t", "\x0c", "\u2028", "#", ")", "]", "}", "x", "def f():"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_fast_scans_find_what_the_regexes_find(pieces):
+    from portagpu.lint.narrow import _HEAD, _TRIPLE_QUOTE, _head_offsets, _triple_quotes
+
+    text = "".join(pieces)
+    assert _triple_quotes(text) == [(m.start(), m.group()) for m in _TRIPLE_QUOTE.finditer(text)]
+    assert _head_offsets(text) == [m.start() for m in _HEAD.finditer(text)]

@@ -8,6 +8,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from portagpu.lines import line_starts, split_lines, strip_ending
 
@@ -178,3 +180,16 @@ def test_python2_salvage_counts_lines_as_python(lint_tree):
     text = "print 'hello'\n# a\x0cb\u2028c\nimport torch\ntorch.cuda.synchronize()\n"
     result = lint_tree({"old.py": text})
     assert ("PG101", 4) in [(f.code, f.line) for f in result.findings], result.findings
+
+
+@given(st.lists(st.sampled_from(["a", "\n", "\r", "\r\n", *ODD]), max_size=12))
+@settings(max_examples=500, deadline=None)
+def test_split_lines_keeps_python_lines_whatever_the_mix(pieces):
+    """The fast path (str.splitlines, used only when it met no odd break)
+    gives the same lines as splitting at the three breaks alone."""
+    import re
+
+    text = "".join(pieces)
+    expected = [p for p in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text) if p]
+    assert split_lines(text, keepends=True) == expected
+    assert split_lines(text) == [re.sub(r"\r\n$|\r$|\n$", "", p) for p in expected]

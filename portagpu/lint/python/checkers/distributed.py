@@ -159,24 +159,26 @@ def _mps_facts(ctx: Context, rule: Rule) -> tuple[bool, bool]:
         return cached
     pickers = tuple(rule.options.get("mps_pickers", ()))
     compared: set[int] = set()
+    devices: list[int] = []  # "mps" constants: a device picked unless compared
     picks = checks = False
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Compare):
+    for node in ast.walk(ctx.tree):  # one walk: the module may be large
+        cls = node.__class__
+        if cls is ast.Constant:
+            if _MPS_DEVICE.match(const_str(node) or ""):
+                devices.append(id(node))
+        elif cls is ast.Compare:
             for operand in (node.left, *node.comparators):
                 if _MPS_DEVICE.match(const_str(operand) or ""):
                     checks = True
                     compared.add(id(operand))
-        elif isinstance(node, ast.Attribute):
+        elif cls is ast.Attribute:
             qual = ctx.qualify(node) or ""
             if qual.startswith("torch.backends.mps.") or node.attr == "is_mps":
                 checks = True
             elif qual in pickers:
                 picks = True
     if not checks:
-        picks = picks or any(
-            _MPS_DEVICE.match(const_str(node) or "") and id(node) not in compared
-            for node in ast.walk(ctx.tree)
-        )
+        picks = picks or any(device not in compared for device in devices)
     ctx._mps_facts = (picks, checks)  # type: ignore[attr-defined]
     return picks, checks
 
