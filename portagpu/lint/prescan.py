@@ -36,9 +36,19 @@ def _minimal_tokens(tokens: Iterable[str]) -> tuple[str, ...] | None:
     return tuple(kept) or None
 
 
-def _has_any(text: str, tokens: tuple[str, ...] | None) -> bool:
-    # `in` (CPython's fast substring search) beats one big alternation regex ~2x
-    return tokens is not None and any(t in text for t in tokens)
+def _has_any(text: str, tokens: list[str] | None) -> bool:
+    """Whether any token is in text. `in` (CPython's fast substring search)
+    beats one big alternation regex ~2x. A file that holds one token tends to
+    hold it again in the next file (`cuda` in most GPU code), so the token that
+    hit moves to the front: a wanted file then costs one search, not several."""
+    if tokens is None:
+        return False
+    for index, token in enumerate(tokens):
+        if token in text:
+            if index:
+                tokens.insert(0, tokens.pop(index))
+            return True
+    return False
 
 
 class PreScan:
@@ -58,12 +68,15 @@ class PreScan:
         self.triggers = _minimal_tokens(_embed_triggers()) if embedded else None
         self.embedded_everything = any(not r.tokens for r in embedded)
         self.embedded = _minimal_tokens(t for r in embedded for t in r.tokens)
+        # the search orders, hits first (see _has_any)
+        self._order = [list(t) if t is not None else None for t in (self.tokens, self.triggers, self.embedded)]
 
     def wants(self, text: str) -> bool:
-        if self.everything or _has_any(text, self.tokens):
+        tokens, triggers, embedded = self._order
+        if self.everything or _has_any(text, tokens):
             return True
-        if not _has_any(text, self.triggers):
+        if not _has_any(text, triggers):
             return False
-        return self.embedded_everything or _has_any(text, self.embedded)
+        return self.embedded_everything or _has_any(text, embedded)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Iterable
 
 from portagpu.lines import split_lines
 
@@ -24,6 +25,7 @@ class TokenLines:
         self._lines: list[str] | None = None
         self._starts: list[int] | None = None
         self._found: dict[str, list[int]] = {}
+        self._words: str | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -48,11 +50,25 @@ class TokenLines:
     def has(self, token: str) -> bool:
         return bool(self.of(token))
 
+    def _absent(self, token: str) -> bool:
+        """Most tokens are in no file, and a search that finds nothing reads
+        the whole text. A token with no whitespace lies inside one of the
+        text's whitespace-separated words, and the distinct words (joined by
+        a line break, which such a token cannot span) are about a third of
+        the text: a miss there is a miss in the text at a third of the cost."""
+        if any(c.isspace() for c in token):
+            return False
+        if self._words is None:
+            self._words = "\n".join(set(self.text.split()))
+        return token not in self._words
+
     def _search(self, token: str) -> list[int]:
+        if not token or self._absent(token):
+            return []
         text, starts = self.text, self.starts
         find, after = text.find, bisect.bisect_right
         lines: list[int] = []
-        at = find(token) if token else -1
+        at = find(token)
         while at >= 0:
             line = after(starts, at)
             lines.append(line)
@@ -76,6 +92,15 @@ def for_text(text: str) -> TokenLines:
     if last is None or last.text is not text:
         last = _last = TokenLines(text)
     return last
+
+
+def mentions(text: str, tokens: Iterable[str]) -> bool:
+    """Whether `text` holds any of `tokens`: from the index of `text` when it
+    is the last one made (its searches are mostly done), else by searching."""
+    last = _last
+    if last is not None and last.text is text:
+        return any(last.has(token) for token in tokens)
+    return any(token in text for token in tokens)
 
 
 def remember(index: TokenLines) -> TokenLines:

@@ -37,3 +37,30 @@ def test_a_narrowed_text_keeps_the_hits_outside_blanked_blocks():
     assert index.text is narrowed
     for token in ("cuda", "subprocess", "pass", "as", "return", "gone"):
         assert index.of(token) == TokenLines(narrowed).of(token), token
+
+
+def test_a_miss_among_the_distinct_words_is_a_miss_in_the_text():
+    text = "x = torch.cuda.is_available()\n\tif  a:\x0cb = 'mps'\ny = x  // 32\n" * 3
+    index = TokenLines(text)
+    for token in ("cuda", "torch.cuda.is", "'mps'", "// 32", "a:\x0cb", "x = torch", "nvml", "32\ny", "y = x  //"):
+        expected = [n for n, line in enumerate(split_lines(text, keepends=True), 1) if token in line]
+        if "\n" in token:  # spans lines: found on the line it starts
+            expected = sorted({text.count("\n", 0, at) + 1 for at in _offsets(text, token)})
+        assert index.of(token) == expected, token
+
+
+def _offsets(text, token):
+    at = text.find(token)
+    while at >= 0:
+        yield at
+        at = text.find(token, at + 1)
+
+
+def test_mentions_reads_the_last_index_and_searches_any_other_text():
+    text = "a = 1\nk = cupy.RawKernel(src)\n"
+    index = tokenlines.for_text(text)
+    assert tokenlines.mentions(text, ("RawKernel", "SourceModule"))
+    index._found["RawKernel"] = []  # the index answers, not a new search
+    assert not tokenlines.mentions(text, ("RawKernel",))
+    assert tokenlines.mentions("other RawKernel", ("RawKernel",))
+    assert not tokenlines.mentions("nothing here", ("RawKernel",))

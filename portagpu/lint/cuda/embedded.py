@@ -7,8 +7,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from portagpu.cuda.embedded import EmbeddedSource, find_free_sources, find_sources
+from portagpu.cuda.embedded import (
+    CUDA_CODE_MARKERS,
+    SOURCE_ARGS,
+    EmbeddedSource,
+    find_free_sources,
+    find_sources,
+)
 from portagpu.cuda.unit import CudaUnit
+from portagpu.lint import tokenlines
 from portagpu.lint.cuda.analysis import cuda_rules, format_message, lint_hits, to_findings
 from portagpu.lint.model import Finding, LintSettings, Rule
 
@@ -27,9 +34,11 @@ def check_embedded(
     if not selected and not unchecked:
         return []
     findings: list[Finding] = []
-    for source in find_sources(text, tree, settings.guard_names):
+    # most modules name no kernel call and hold no CUDA: the searches narrowing made say so
+    calls = tokenlines.mentions(text, SOURCE_ARGS)
+    for source in find_sources(text, tree, settings.guard_names) if calls else ():
         findings += _source_findings(path, source, selected, unchecked, settings)
-    if selected:
+    if selected and tokenlines.mentions(text, CUDA_CODE_MARKERS):
         # plainly-CUDA strings that reach no known call; a literal an API call
         # above already checked gives the same findings, kept once
         seen = {(f.line, f.col, f.code) for f in findings}

@@ -82,15 +82,19 @@ def check_python(
     # (e.g. "kernel source not checkable"), go to portagpu.lint.cuda.check_embedded
     cuda_rules = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
     reenable = gc.isenabled()
-    gc.disable()  # ast trees are large acyclic graphs: collections only cost time
+    # ast trees are large acyclic graphs: collections only cost time. The
+    # tree is freed (by reference counts) before the collector is back, so
+    # its millions of nodes never count towards a collection
+    gc.disable()
     try:
         tree = parse(path, text)
         findings = _check_tree(path, text, tree, python_rules, settings) if python_rules else []
+        if cuda_rules:
+            findings.extend(_check_embedded(path, text, tree, cuda_rules, settings))
+        del tree
     finally:
         if reenable:
             gc.enable()
-    if cuda_rules:
-        findings.extend(_check_embedded(path, text, tree, cuda_rules, settings))
     findings.sort(key=Finding.sort_key)
     return findings
 
