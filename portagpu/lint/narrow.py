@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 from portagpu.lint import tokenlines
 
@@ -44,20 +43,6 @@ def _lines_with(index: tokenlines.TokenLines, tokens: Iterable[str]) -> set[int]
     return lines
 
 
-def _minimal(tokens: Iterable[str]) -> tuple[str, ...]:
-    """Without tokens that contain another: their lines are a subset."""
-    kept: list[str] = []
-    for token in sorted({t for t in tokens if t}, key=len):
-        if not any(k in token for k in kept):
-            kept.append(token)
-    return tuple(kept)
-
-
-@lru_cache(maxsize=16)
-def _minimal_tokens(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    return _minimal(tokens)  # the same rule tokens for every file of a run
-
-
 def bound_names(
     text: str, tokens: Iterable[str], starts: list[int] | None = None, token_lines: set[int] | None = None
 ) -> set[str]:
@@ -66,7 +51,7 @@ def bound_names(
     if starts is None or token_lines is None:
         index = tokenlines.for_text(text)
         starts = index.starts
-        token_lines = _lines_with(index, _minimal(tokens))
+        token_lines = _lines_with(index, tokenlines.minimal(tokens))
     names: set[str] = set()
     for line in token_lines:
         begin = starts[line - 1]
@@ -136,7 +121,7 @@ def _head_offsets(text: str) -> list[int]:
 def narrow(text: str, tokens: Iterable[str]) -> str | None:
     """The text with irrelevant top-level blocks blanked, or None when that
     would save too little to be worth it."""
-    tokens = _minimal_tokens(tuple(tokens))
+    tokens = tokenlines.minimal_of(frozenset(tokens))
     if not tokens or ("def" not in text and "class" not in text):
         return None
     index = tokenlines.for_text(text)
@@ -166,7 +151,7 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
                 m = _DEF_NAME.match(head_line)
             if m:
                 names.add(m.group(1))
-    names_minimal = _minimal(n for n in names if not any(t in n for t in tokens))
+    names_minimal = tokenlines.minimal(n for n in names if not any(t in n for t in tokens))
     relevant = sorted(token_lines | _lines_with(index, names_minimal))
     blank: list[tuple[int, int, str]] = []
     for head, stop, irrelevant in _blocks(heads, lines, relevant, len(lines) + 1):

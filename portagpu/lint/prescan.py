@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from portagpu.lint import meta
+from portagpu.lint import meta, tokenlines
 from portagpu.lint.model import Rule
 
 # names of the Python calls that carry CUDA source, and the words of a string
@@ -26,14 +26,7 @@ def _embed_triggers() -> tuple[str, ...]:
 
 
 def _minimal_tokens(tokens: Iterable[str]) -> tuple[str, ...] | None:
-    """Drops tokens that contain another token (`backends.cuda` when `cuda` is
-    there: the shorter one matches whenever the longer does), shortest first."""
-    unique = sorted({t for t in tokens if t}, key=lambda t: (len(t), t))
-    kept: list[str] = []
-    for token in unique:
-        if not any(k in token for k in kept):
-            kept.append(token)
-    return tuple(kept) or None
+    return tokenlines.minimal(tokens) or None
 
 
 def _has_any(text: str, tokens: list[str] | None) -> bool:

@@ -25,7 +25,6 @@ DIRECTIVE = re.compile(
     rf")",
     re.IGNORECASE,
 )
-_HINT = re.compile(r"noqa|portagpu:\s*ignore", re.IGNORECASE)
 
 # per line: None suppresses every code, a set only those codes
 Directives = dict[int, "frozenset[str] | None"]
@@ -38,7 +37,10 @@ def _codes(raw: str | None) -> frozenset[str] | None:
 
 
 def find_directives(text: str) -> Directives:
-    if not _HINT.search(text):
+    # every directive holds one of these words (any case): a case-blind
+    # substring test rules most files out ~5x faster than a regex search
+    lowered = text.lower()
+    if "noqa" not in lowered and "portagpu" not in lowered:
         return {}
     starts = line_starts(text)
     out: Directives = {}

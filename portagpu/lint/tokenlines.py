@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Iterable
+from functools import lru_cache
 
 from portagpu.lines import split_lines
 
@@ -56,8 +57,8 @@ class TokenLines:
         text's whitespace-separated words, and the distinct words (joined by
         a line break, which such a token cannot span) are about a third of
         the text: a miss there is a miss in the text at a third of the cost."""
-        if any(c.isspace() for c in token):
-            return False
+        if " " in token or not token.isprintable():
+            return False  # may hold whitespace (every other kind is unprintable)
         if self._words is None:
             self._words = "\n".join(set(self.text.split()))
         return token not in self._words
@@ -80,6 +81,23 @@ class TokenLines:
         `blanked` emptied (line a holding `indent + "pass"` where an indent is
         given). Its hits are this index's, less those on blanked lines."""
         return _Narrowed(text, self, sorted(blanked))
+
+
+def minimal(tokens: Iterable[str]) -> tuple[str, ...]:
+    """The tokens that contain no other token, shortest first: a line holds
+    one of `tokens` exactly when it holds one of these (`backends.cuda` is
+    found wherever `cuda` is), so only these need a search."""
+    kept: list[str] = []
+    for token in sorted({t for t in tokens if t}, key=lambda t: (len(t), t)):
+        if not any(k in token for k in kept):
+            kept.append(token)
+    return tuple(kept)
+
+
+@lru_cache(maxsize=64)
+def minimal_of(tokens: frozenset[str]) -> tuple[str, ...]:
+    """`minimal`, remembered: a run asks it of the same rule tokens per file."""
+    return minimal(tokens)
 
 
 _last: TokenLines | None = None  # one file at a time: narrowing hands its index to the checker

@@ -57,7 +57,7 @@ class Source:
         or `identifiers` (whole words)."""
         index = tokenlines.for_text(self.text)  # shared with narrowing and the rules' pre-scan
         found: set[int] = set()
-        for word in _minimal(frozenset(words)):
+        for word in tokenlines.minimal_of(frozenset(words)):
             found.update(index.of(word))
         pattern = _identifiers(tuple(sorted(set(identifiers))))
         if pattern is not None:
@@ -72,10 +72,3 @@ def _identifiers(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
         return None
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
-
-
-@lru_cache(maxsize=64)
-def _minimal(words: frozenset[str]) -> tuple[str, ...]:
-    """Drop words containing another word: their lines are found anyway."""
-    words = frozenset(w for w in words if w)
-    return tuple(w for w in words if not any(o != w and o in w for o in words))
