@@ -61,8 +61,15 @@ class PreScan:
         self.triggers = _minimal_tokens(_embed_triggers()) if embedded else None
         self.embedded_everything = any(not r.tokens for r in embedded)
         self.embedded = _minimal_tokens(t for r in embedded for t in r.tokens)
+        # once no token is in a text, neither is a trigger that holds one
+        # (`RawKernel`): the triggers left to search there
+        unseen = [g for g in self.triggers or () if not any(t in g for t in self.tokens or ())]
         # the search orders, hits first (see _has_any)
-        self._order = [list(t) if t is not None else None for t in (self.tokens, self.triggers, self.embedded)]
+        self._order = [
+            list(self.tokens) if self.tokens is not None else None,
+            unseen if self.triggers is not None else None,
+            list(self.embedded) if self.embedded is not None else None,
+        ]
 
     def wants(self, text: str) -> bool:
         tokens, triggers, embedded = self._order

@@ -64,3 +64,15 @@ def test_mentions_reads_the_last_index_and_searches_any_other_text():
     assert not tokenlines.mentions(text, ("RawKernel",))
     assert tokenlines.mentions("other RawKernel", ("RawKernel",))
     assert not tokenlines.mentions("nothing here", ("RawKernel",))
+
+
+def test_candidate_lines_find_whole_word_aliases_as_a_full_regex_scan_would():
+    import re
+
+    from portagpu.lint.python.source import Source
+
+    text = "import pynvml as nv\nenv = 1\nnv.nvmlInit()\nx = nvx\n# nv here\ny = (nv\n)\nnv"
+    names = ("nv", "nvx")
+    pattern = re.compile(r"\b(?:nv|nvx)\b")
+    expected = sorted({text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)} | {1})
+    assert Source(text).candidate_lines(["pynvml"], names) == expected == [1, 3, 4, 5, 6, 8]

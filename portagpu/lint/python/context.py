@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from portagpu.lint import tokenlines
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, Rule
 from portagpu.lint.python import guards
 from portagpu.lint.python.imports import ImportMap
@@ -321,10 +322,12 @@ class Context:
     def _cuda_assigned(self) -> frozenset[str]:
         names = self.memo.get("cuda_assigned")
         if names is None:
+            source = self.source
+            cuda_lines = tokenlines.for_text(source.text).of("cuda")  # searched already
             names = frozenset(
                 m.group(1)
-                for line in self.source.lines
-                if "cuda" in line and "=" in line
+                for line in map(source.line, cuda_lines)
+                if "=" in line
                 for m in [_ASSIGNED.match(line)]
                 if m
             )

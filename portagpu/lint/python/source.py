@@ -7,7 +7,6 @@ columns, so non-ASCII lines are converted (ASCII files skip all of it).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -59,10 +58,18 @@ class Source:
         found: set[int] = set()
         for word in tokenlines.minimal_of(frozenset(words)):
             found.update(index.of(word))
-        pattern = _identifiers(tuple(sorted(set(identifiers))))
+        names = tuple(sorted(set(identifiers)))
+        pattern = _identifiers(names)
         if pattern is not None:
-            starts = index.starts
-            found.update(bisect_right(starts, m.start()) for m in pattern.finditer(self.text))
+            # a line holding a name as a whole word holds it as a substring:
+            # only those lines (found fast by the index) are read by the regex,
+            # which scanning the whole text would try at every offset
+            text, starts, search = self.text, index.starts, pattern.search  # starts ends with len(text)
+            maybe: set[int] = set()
+            for name in tokenlines.minimal(names):
+                maybe.update(index.of(name))
+            maybe -= found
+            found.update(n for n in maybe if search(text, starts[n - 1], starts[n]))
         return sorted(found)
 
 
