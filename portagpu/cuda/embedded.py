@@ -60,6 +60,7 @@ class _Resolver:
     def __init__(self, lines: list[str], tree: ast.Module, parents: dict[ast.AST, ast.AST]):
         self.lines, self.tree, self.parents = lines, tree, parents
         self.constants = self._module_constants()
+        self._assigned: dict[ast.AST, dict[str, list[ast.AST]]] = {}
 
     def _module_constants(self) -> dict[str, object]:
         consts = {}
@@ -181,20 +182,27 @@ class _Resolver:
         for scope_node in ([scope] if scope is not None else []) + (
             [self.tree] if scope is not self.tree else []
         ):
-            for node in ast.walk(scope_node):
-                if isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == name.id for t in node.targets
-                ) and node.lineno < name.lineno:
-                    candidates.append(node)
-                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and (
-                    node.target.id == name.id and node.value is not None
-                    and node.lineno < name.lineno):
-                    candidates.append(node)
+            assigned = self._assignments(scope_node).get(name.id, ())
+            candidates = [node for node in assigned if node.lineno < name.lineno]
             if candidates:
                 break
         if not candidates:
             return None
         return max(candidates, key=lambda n: (n.lineno, n.col_offset)).value
+
+    def _assignments(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
+        """name -> the Assign / valued AnnAssign nodes binding it anywhere in
+        scope, in walk order: one walk per scope, not one per name looked up."""
+        found = self._assigned.get(scope)
+        if found is None:
+            found = self._assigned[scope] = {}
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Assign):
+                    for target in dict.fromkeys(t.id for t in node.targets if isinstance(t, ast.Name)):
+                        found.setdefault(target, []).append(node)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                    found.setdefault(node.target.id, []).append(node)
+        return found
 
 
 def _replace(text: Mapped, old: ast.AST, new: ast.AST) -> Mapped:
@@ -225,11 +233,26 @@ def _template(text: Mapped) -> Mapped:
     return out
 
 
+def _resolver(text: str, tree: ast.Module, shared: dict | None) -> _Resolver:
+    """The module's resolver (its lines, parent map, bindings), made once per `shared`."""
+    if shared is not None and shared.get("tree") is tree:
+        return shared["resolver"]
+    lines = split_lines(text, keepends=True)  # Python's line model, as ast counts
+    resolver = _Resolver(lines, tree, _parents(tree))
+    if shared is not None:
+        shared.update(tree=tree, resolver=resolver)
+    return resolver
+
+
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    """child -> parent, filled in ast.walk's order (breadth first), each
+    node's children read once rather than twice."""
     parents = {}
-    for node in ast.walk(tree):
+    queue = [tree]
+    for node in queue:  # the list grows as it is read: a queue
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+            queue.append(child)
     return parents
 
 
@@ -248,17 +271,18 @@ def hip_guarded(call: ast.AST, parents: dict[ast.AST, ast.AST], guard_names: Seq
     return False
 
 
-def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
-                 ) -> Iterator[EmbeddedSource]:
-    """Every CUDA source argument of a kernel-building call, resolved as far as possible."""
+def find_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = (),
+                 shared: dict | None = None) -> Iterator[EmbeddedSource]:
+    """Every CUDA source argument of a kernel-building call, resolved as far as
+    possible. `shared`: a dict also given to find_free_sources for the same
+    module, so that both use one parent map and resolver."""
     if not any(name in text for name in SOURCE_ARGS):
         return
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _callee(node) in SOURCE_ARGS]
     if not calls:
         return  # the names were words in text, not calls: no parent map to build
-    lines = split_lines(text, keepends=True)  # Python's line model, as ast counts
-    parents = _parents(tree)
-    resolver = _Resolver(lines, tree, parents)
+    resolver = _resolver(text, tree, shared)
+    parents = resolver.parents
     for call in calls:
         callee = _callee(call)
         spec = SOURCE_ARGS[callee]
@@ -351,8 +375,8 @@ def _template_uses(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> dict[st
     return uses
 
 
-def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = ()
-                      ) -> Iterator[EmbeddedSource]:
+def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = (),
+                      shared: dict | None = None) -> Iterator[EmbeddedSource]:
     """String literals that are plainly CUDA source, wherever they are, with the
     template that fills them in resolved as far as possible."""
     if not any(marker in text for marker in CUDA_CODE_MARKERS):
@@ -360,9 +384,8 @@ def find_free_sources(text: str, tree: ast.Module, guard_names: Sequence[str] = 
     found = list(_plainly_cuda_literals(tree))
     if not found:
         return  # the markers sat in comments or prose: no parent map to build
-    lines = split_lines(text, keepends=True)
-    parents = _parents(tree)
-    resolver = _Resolver(lines, tree, parents)
+    resolver = _resolver(text, tree, shared)
+    parents = resolver.parents
     docstrings = _docstrings(tree)
     uses: dict[str, ast.AST] | None = None
     for node in found:

@@ -19,6 +19,12 @@ _SIMPLE_ESCAPES = {
     "n": "\n", "r": "\r", "t": "\t", "v": "\v",
 }
 _PREFIX = re.compile(r"[rRbBuUfF]{0,2}")
+# what a string's body cannot take as a plain character: an escape, a line
+# break, the quote that may close it, and in an f-string a brace
+_SPECIAL = {
+    (q, fmt): re.compile(r"[\\\r\n" + q + ("{}" if fmt else "") + "]")
+    for q in "'\"" for fmt in (False, True)
+}
 
 
 @dataclass
@@ -139,7 +145,20 @@ def _one_string(cur: _Cursor, prefix: str, fexpr) -> Mapped:
     out = Mapped()
     text: list[str] = []
     pos: list[Pos | None] = []
+    special = _SPECIAL[(quote[0], fmt)]
+    src = cur.src
     while not cur.done() and cur.peek(len(quote)) != quote:
+        # a run of plain characters on this line is taken at once (kernel
+        # sources are long): each stands for itself, one column further on
+        stop = special.search(src, cur.i)
+        end = stop.start() if stop is not None else len(src)
+        if end > cur.i:
+            line, col = cur.line, cur.col
+            text.append(src[cur.i : end])
+            pos.extend([(line, c) for c in range(col, col + end - cur.i)])
+            cur.col += end - cur.i
+            cur.i = end
+            continue
         here = cur.at()
         ch = cur.peek()
         if ch == "\\":

@@ -7,6 +7,9 @@ import ast
 import importlib.util
 import sys
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from portagpu.lint.cuda import check_embedded
 from portagpu.lint.model import LintSettings
 
@@ -119,3 +122,32 @@ def test_suppression_comment_lines_are_the_python_lines():
             '  # ' + 'noqa: PG501\n')
     (finding,) = _check(text)
     assert finding.line == 2 and "PG501" in text.splitlines()[1]
+
+
+
+_PIECES = ["a", " ", "\t", "é", "漢", "\n", "\\n", "\\\\", "\\x41", "\\101", "\\N{BULLET}", "\\\n", "'", '"', "#"]
+
+
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=12),
+    st.sampled_from(["", "r", "u", "R"]),
+    st.sampled_from(["\'\'\'", '"""', "'", '"']),
+)
+@settings(max_examples=300, deadline=None)
+def test_literal_text_is_the_value_and_each_character_sits_where_it_is_written(pieces, prefix, quote):
+    """A literal's mapped text is the value Python gives it, and each of its
+    characters points at where it is spelled: at itself, or at the
+    backslash of the escape that spells it."""
+    from portagpu.cuda.pystrings import literal
+    from portagpu.lines import split_lines
+
+    source = f"x = 1\ny = {prefix}{quote}{''.join(pieces)}{quote}\n"
+    try:
+        node = ast.parse(source).body[1].value
+    except SyntaxError:
+        return
+    lines = split_lines(source, keepends=True)
+    mapped = literal(lines, node)
+    assert mapped is not None and mapped.text == node.value
+    for char, (line, col) in zip(mapped.text, mapped.pos, strict=True):
+        assert lines[line - 1][col - 1] in (char, "\\"), (char, line, col)

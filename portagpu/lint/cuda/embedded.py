@@ -36,13 +36,14 @@ def check_embedded(
     findings: list[Finding] = []
     # most modules name no kernel call and hold no CUDA: the searches narrowing made say so
     calls = tokenlines.mentions(text, SOURCE_ARGS)
-    for source in find_sources(text, tree, settings.guard_names) if calls else ():
+    shared: dict = {}  # one parent map and resolver for both searches
+    for source in find_sources(text, tree, settings.guard_names, shared) if calls else ():
         findings += _source_findings(path, source, selected, unchecked, settings)
     if selected and tokenlines.mentions(text, CUDA_CODE_MARKERS):
         # plainly-CUDA strings that reach no known call; a literal an API call
         # above already checked gives the same findings, kept once
         seen = {(f.line, f.col, f.code) for f in findings}
-        for source in find_free_sources(text, tree, settings.guard_names):
+        for source in find_free_sources(text, tree, settings.guard_names, shared):
             findings += [
                 f
                 for f in _source_findings(path, source, selected, [], settings)
