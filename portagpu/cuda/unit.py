@@ -203,13 +203,25 @@ class CudaUnit:
         self.text = text
         self.tree = parse_preferring_structure(text)
         self.root = self.tree.root_node
-        self.index = LineIndex(text)
         self.guard_macros = tuple(guard_macros)
-        self.guards = guarded_spans(text, tuple(DEFAULT_GUARD_MACROS) + self.guard_macros)
         self.by_type: dict[str, list[Any]] = defaultdict(list)
         for node in walk(self.root):
             self.by_type[node.type].append(node)
         self.in_macros = False  # True for the unit of macro bodies (macro_unit)
+        self._origin = self  # the unit whose directives guard these bytes
+
+    # positions and guards are needed only where a checker hits (or a file
+    # is broken): most units are never asked, so they are made on first use
+
+    @cached_property
+    def index(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    @cached_property
+    def guards(self) -> list[tuple[int, int]]:
+        if self._origin is not self:  # macro bodies: the source's own directives
+            return self._origin.guards
+        return guarded_spans(self.text, tuple(DEFAULT_GUARD_MACROS) + self.guard_macros)
 
     @cached_property
     def macro_unit(self) -> CudaUnit | None:
@@ -241,7 +253,7 @@ class CudaUnit:
             else:
                 out += b"}"
         unit = CudaUnit(bytes(out).decode("utf-8", "surrogatepass"), self.guard_macros)
-        unit.index, unit.guards, unit.in_macros = self.index, self.guards, True
+        unit.index, unit.in_macros, unit._origin = self.index, True, self
         return unit
 
     def units(self) -> list[CudaUnit]:
