@@ -12,7 +12,11 @@ own process so peak RSS is that command's (and its workers'):
 Targets (issue 3): cold <= 3x ruff's default time, warm <= 0.5 s, peak RSS
 <= 1 GiB. Prints a table and writes benchmarks/results/lint_speed.json.
 
-    python benchmarks/lint_speed.py [--rounds 3] [--repeat-warm 5] [-j N]
+    python benchmarks/lint_speed.py [--rounds 3] [--repeat-warm 5] [-j N] [--tree PATH ...]
+
+`--tree PATH` (repeatable) lints those folders instead, e.g. a GPU-heavy tree
+of real projects kept outside the repo; its results go to
+benchmarks/results/lint_speed_tree.json.
 
 Other jobs may share the cores: ruff and the cold run alternate, and the
 cold ratio is the median of the per-round ratios.
@@ -34,6 +38,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "lint_speed.json"
+TREE_RESULTS = RESULTS.with_name("lint_speed_tree.json")
 GIB = 1024**3
 
 
@@ -95,9 +100,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of ruff + cold portagpu, alternating")
     parser.add_argument("--repeat-warm", type=int, default=5)
     parser.add_argument("-j", "--jobs", type=int, default=None, help="portagpu workers (default: every core)")
+    parser.add_argument("--tree", action="append", metavar="PATH",
+                        help="lint this folder instead of torch and triton (repeatable)")
     args = parser.parse_args()
 
-    roots = corpus()
+    roots = [str(Path(p).resolve()) for p in args.tree] if args.tree else corpus()
+    results = TREE_RESULTS if args.tree else RESULTS
     files = count_files(roots)
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     portagpu = [sys.executable, "-m", "portagpu"]
@@ -172,9 +180,9 @@ def main() -> int:
         "targets": checks,
         "inventory": inventory,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {results}")
     return 0
 
 
