@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.errors import LaunchError
@@ -29,6 +31,22 @@ def new_out(like: Any) -> Any:
     if like.is_contiguous():
         return torch.empty_like(like)
     return torch.empty_like(like, memory_format=torch.contiguous_format)
+
+
+def empty_maker(shape: tuple[int, ...], dtype: Any, device: Any) -> Callable[[], Any]:
+    """A function of no arguments returning a new contiguous tensor of `shape`
+    and `dtype` on `device` (a torch device), for a plan to call per call:
+    torch.empty_like of a one-element template expanded to `shape`, which
+    parses no sizes from Python (on the H200 host about half the cost of
+    new_empty(shape) / torch.empty(shape, ...): benchmarks/host_profile.py);
+    torch.empty where that would not give a contiguous tensor."""
+    import torch
+
+    template = torch.empty((), dtype=dtype, device=device).expand(shape)
+    made = torch.empty_like(template)
+    if made.is_contiguous() and made.shape == template.shape:
+        return functools.partial(torch.empty_like, template)
+    return functools.partial(torch.empty, shape, dtype=dtype, device=device)
 
 
 def check_out(out: Any, like: Any, name: str) -> Any:

@@ -15,6 +15,7 @@ call next to torch's).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -76,11 +77,13 @@ def forget_plans() -> None:
         cache.clear()
 
 
-def env_impl() -> Any:
-    """PORTAGPU_KERNELS_IMPL as stored (for plan keys; `choose` reads it properly)."""
-    if _ENVIRON is not None:
-        return _ENVIRON.get(_ENV_KEY)
+def _env_impl() -> Any:
     return os.environ.get(ENV_IMPL)
+
+
+# PORTAGPU_KERNELS_IMPL as stored (for plan keys; `choose` reads it properly):
+# a C-level call of the mapping's get where os.environ has one
+env_impl: Callable[[], Any] = _env_impl if _ENVIRON is None else functools.partial(_ENVIRON.get, _ENV_KEY)
 
 
 def choose(
