@@ -283,8 +283,9 @@ def main() -> int:
     }
     # the pieces of one call: the plan called directly (no key, no lookup), and the
     # prepared launch the plan holds, on outputs allocated once
-    from portagpu.kernels import reduction, softmax
-
+    # the modules (the package exports functions of these names)
+    reduction = sys.modules["portagpu.kernels.reduction"]
+    softmax = sys.modules["portagpu.kernels.softmax"]
     K.sum(xs, dim=-1), K.softmax(xs), K.softmax(wide)
     sum_plan = next(iter(reduction._SUM_PLANS.values()))
     softmax_plans = list(softmax._PLANS.values())
@@ -303,10 +304,29 @@ def main() -> int:
             "K.softmax 4096x8192: its prepared launch only": lambda: wide_go(wide, wide_probs),
         }
     )
+    # histogram and cumsum (issue 15 item 5): the calls and the torch pieces a plan runs
+    v = torch.randn(1 << 20, device="cuda")
+    counts = torch.zeros(256, dtype=torch.int32, device="cuda")
+    kernel_variants.update(
+        {
+            "K.histogram(256, range)": lambda: K.histogram(v, 256, range=(-4.0, 4.0)),
+            "torch.histc(256, range).long()": lambda: torch.histc(v, 256, min=-4.0, max=4.0).long(),
+            "torch.zeros(256, int32)": lambda: torch.zeros(256, dtype=torch.int32, device=v.device),
+            "counts.to(int64)": lambda: counts.to(torch.int64),
+            "K.cumsum(dim=-1)": lambda: K.cumsum(xs, dim=-1),
+            "torch.cumsum(dim=-1)": lambda: torch.cumsum(xs, -1),
+        }
+    )
     result["kernels_host_us"] = per_call_us(kernel_variants, calls=200, rounds=9)
     facts["generated launch of K.sum(dim=-1)"] = getattr(sum_go, "source", "<none>")
     profiles = []
-    for name in ("K.softmax", "K.layer_norm fp16", "K.sum(dim=-1)"):
+    for name in (
+        "K.softmax",
+        "K.layer_norm fp16",
+        "K.sum(dim=-1)",
+        "K.histogram(256, range)",
+        "K.cumsum(dim=-1)",
+    ):
         call = kernel_variants[name]
         profile = cProfile.Profile()
         profile.enable()

@@ -85,7 +85,8 @@ def _plan(x: Any, bins: int, impl: str | None) -> Callable[[Any, Any], Any]:
             last.impl = "triton"
             lo, hi = _range(x, range)  # per call: the bounds are arguments, not constants
             counts = new_counts()
-            launch(kernel, grid, x.contiguous().view(-1), counts, n, bins, lo, hi, num_warps=num_warps, **meta)
+            # contiguous: the kernel reads n elements from the address on (no view needed)
+            launch(kernel, grid, x.contiguous(), counts, n, bins, lo, hi, num_warps=num_warps, **meta)
             return counts.to(int64)
 
         return run_triton
@@ -98,7 +99,7 @@ def _plan(x: Any, bins: int, impl: str | None) -> Callable[[Any, Any], Any]:
         last.impl = "cuda"
         lo, hi = _range(x, range)
         counts = new_counts()
-        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, x.contiguous().view(-1), counts, n,
+        _cuda.launch("histogram.cu", "pg_histogram_f32", (blocks,), threads, x.contiguous(), counts, n,
                      bins, lo, hi, int(shared > 0), shared_mem=shared)
         return counts.to(int64)
 

@@ -67,9 +67,9 @@ def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
     def run(x: Any, out: Any) -> Any:
         last.impl = chosen
         out = check_out(out, x, "cumsum")
-        rows_view = as_rows(x, dim)[0] if x.ndim else x.reshape(1)
+        rows_view = as_rows(x, dim)[0] if x.ndim else x
         dest = rows_view.new_empty(rows_view.shape) if moved else out
-        scan(rows_view.view(rows, cols), dest.view(rows, cols))
+        scan(rows_view, dest)  # contiguous rows: the kernels read addresses, not shapes
         if moved:
             out.copy_(dest.movedim(-1, dim))
         return out
@@ -78,8 +78,9 @@ def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
 
 
 def _scan_triton(rows: int, cols: int, dtype: Any, where: Any, device: Device) -> Callable[[Any, Any], None]:
-    """scan(x, out) for (rows, cols) tensors of `dtype` on torch device `where`:
-    the launches and allocations of every level worked out once."""
+    """scan(x, out) for contiguous tensors holding (rows, cols) of `dtype` on
+    torch device `where`: the launches and allocations of every level worked
+    out once."""
     import torch
     import triton.language as tl
     from portagpu.kernels._triton.scan import block_totals_kernel, scan_kernel
