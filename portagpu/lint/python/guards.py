@@ -14,6 +14,10 @@ guard. The heuristics, in order of strength:
   `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
   `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`,
   `device.startswith("cuda:")`).
+* A negated device test (`x.device != "cuda"`, `not x.is_cuda`) covers only
+  its else branch: its body runs exactly where there is no CUDA device.
+  A loop over `range(torch.cuda.device_count())` (or a name counting GPUs)
+  covers its body like the count's test: it runs only where devices exist.
 * MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
   author handled MPS; the other branch still has to work on CPU.
 * An `if <guard>:` whose body ends in return/raise/continue/break, or an
@@ -138,10 +142,14 @@ def _device_presence(name: str) -> bool:
     """`device_count`, `DEVICE_COUNT`, `num_gpus`, `n_gpu`: counts of GPUs
     (compared with 0, they are device checks)."""
     words = _words(name)
-    return ("device" in words and "count" in words) or any(w in ("gpu", "gpus", "ngpu", "ngpus") for w in words)
+    return ("device" in words and "count" in words) or any(
+        w in ("gpu", "gpus", "ngpu", "ngpus") for w in words
+    )
 
 
-def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None) -> frozenset[str]:
+def test_cover(
+    test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None
+) -> frozenset[str]:
     """Targets covered by code that runs under (or instead of) `test`.
     `resolve(name)` gives the value a plain name was assigned (so that
     `n = torch.cuda.device_count()` ... `if n > 0:` is a device check)."""
@@ -191,6 +199,24 @@ def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=
     return frozenset(cover)
 
 
+def negated_device_test(test: ast.AST, qualify) -> bool:
+    """`x.device != "cuda"`, `x.device.type != torch.device("cuda")`,
+    `not x.is_cuda`: a device test whose true branch runs off CUDA."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
+        for side in (test.left, test.comparators[0]):
+            if isinstance(side, ast.Call) and qualify(side.func) == "torch.device" and side.args:
+                side = side.args[0]
+            if (
+                isinstance(side, ast.Constant)
+                and isinstance(side.value, str)
+                and _CUDA_STRING.match(side.value)
+            ):
+                return True
+    return False
+
+
 _VERSION_CALLS = ("parse", "Version", "parse_version", "LooseVersion", "StrictVersion")
 _NEWER = ("greater", "newer", "at_least", "atleast", "min", "ge", "gt", "after")
 _OLDER = ("less", "older", "below", "before", "lt", "le", "max")
@@ -231,7 +257,11 @@ def version_gate(test: ast.AST) -> str | None:
         if "version" not in name:
             return None
         hints = set(_words(name)) | {(_last_name(a) or "").lower() for a in test.args}
-        hints |= {a.value for a in test.args if isinstance(a, ast.Constant) and a.value in ("<", "<=", ">", ">=")}
+        hints |= {
+            a.value
+            for a in test.args
+            if isinstance(a, ast.Constant) and a.value in ("<", "<=", ">", ">=")
+        }
         if hints & set(_NEWER) or hints & {">=", ">"}:
             return "orelse"
         if hints & set(_OLDER) or hints & {"<=", "<"}:
@@ -294,11 +324,28 @@ def _project_relative(path: str) -> str:
 # Words that, beside a vendor word, name one side of a dispatch by device
 # (cuda_backend.py, impl_rocm.py); any other word makes a vendor-named file a
 # topic (ptx_assembly.py, cuda_kernels.py, nvidia_demo.py), not a backend
-_DISPATCH_ROLES = frozenset((
-    "backend", "backends", "impl", "implementation", "interface", "device",
-    "accelerator", "platform", "runtime", "driver", "provider", "dispatch",
-    "specific", "only", "native", "ext", "extension", "smi",
-))
+_DISPATCH_ROLES = frozenset(
+    (
+        "backend",
+        "backends",
+        "impl",
+        "implementation",
+        "interface",
+        "device",
+        "accelerator",
+        "platform",
+        "runtime",
+        "driver",
+        "provider",
+        "dispatch",
+        "specific",
+        "only",
+        "native",
+        "ext",
+        "extension",
+        "smi",
+    )
+)
 
 
 def _dispatch_stem_cover(stem: str) -> frozenset[str]:

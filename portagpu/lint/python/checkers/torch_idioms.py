@@ -1,14 +1,15 @@
-"""PG109-PG111: torch idioms found in real training code that only work on
+"""PG109-PG112: torch idioms found in real training code that only work on
 CUDA (typed tensor classes, "cuda"-or-"cpu" device types, a bf16 check that
-picks float16 elsewhere). Hard-coded NCCL and CUDA_VISIBLE_DEVICES are the
+picks float16 elsewhere, torch.version.cuda used as a string). Hard-coded NCCL and CUDA_VISIBLE_DEVICES are the
 distributed family's (PG801, PG803)."""
 
 from __future__ import annotations
 
 import ast
+import re
 
 from portagpu.lint.model import Fix, Rule
-from portagpu.lint.python.checkers.common import const_str
+from portagpu.lint.python.checkers.common import const_str, last_name
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -142,3 +143,38 @@ def bf16_check_picks_fp16(node: ast.AST, ctx: Context, rule: Rule) -> None:
         if not _is_fp16(ctx, other):
             return
     ctx.report(rule, call, Fix("suggestion", rule.replacement), call=_BF16_CALL)
+
+
+# where torch.version.cuda is only shown or tested, its None off CUDA is harmless
+_SHOWN = frozenset(("print", "info", "debug", "warning", "warn", "error", "log", "str", "repr"))
+
+
+def _none_checked_later(ctx: Context, name: str) -> bool:
+    """`if cuda_version:` / `cuda_version is None` somewhere in the module."""
+    pattern = re.compile(
+        rf"\bif\s+(not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(not\s+)?None\b"
+        rf"|\b{re.escape(name)}\s+(or|and)\b"
+    )
+    return pattern.search(ctx.source.text) is not None
+
+
+@checker("torch_version_cuda_value", ast.Attribute)
+def torch_version_cuda_value(node: ast.Attribute, ctx: Context, rule: Rule) -> None:
+    """torch.version.cuda used as a string (a wheel tag, a lookup key, `.split`):
+    it is None on ROCm and CPU builds."""
+    if (
+        not isinstance(node.ctx, ast.Load)
+        or ctx.in_test
+        or ctx.qualify(node) != "torch.version.cuda"
+    ):
+        return
+    parent = ctx.parent()
+    if isinstance(parent, (ast.FormattedValue, ast.Compare, ast.BoolOp, ast.IfExp, ast.JoinedStr)):
+        return  # shown, compared with None, or defaulted (`torch.version.cuda or "cpu"`)
+    if isinstance(parent, ast.Call) and node in parent.args and last_name(parent.func) in _SHOWN:
+        return
+    if isinstance(parent, ast.Assign):
+        names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+        if not names or any(_none_checked_later(ctx, n) for n in names):
+            return  # kept for a later None check (or stored somewhere we cannot follow)
+    ctx.report(rule, node, Fix("suggestion", rule.replacement))
