@@ -325,6 +325,10 @@ class Context:
             if node.returns is not None:
                 self._child(node.returns)
             own = guards.function_cover(node, self.guard_names)
+            if own and guards.names_nvidia_tool(node.name) and not self._has_amd_side():
+                # `def parse_nvidia_smi():` in a module with no AMD counterpart is a
+                # helper named for the tool it runs, not one vendor's side of a dispatch
+                own = guards.NONE
         own = own | guards.decorator_cover(node.decorator_list, self.qualify, self.guard_names)
         saved = self.cover
         self.cover = saved | own
@@ -333,6 +337,13 @@ class Context:
 
     def _cover_of(self, test: ast.AST) -> frozenset[str]:
         return guards.test_cover(test, self.qualify, self.guard_names, self._probe_value)
+
+    def _has_amd_side(self) -> bool:
+        """The module names AMD's tools or platform anywhere (its other side)."""
+        found = self.memo.get("amd_side")
+        if found is None:
+            found = self.memo["amd_side"] = self.text_mentions(*guards.AMD_SIDE_WORDS)
+        return found
 
     def _loop_cover(self, iterable: ast.AST) -> frozenset[str]:
         """A loop over `range(<device count>)` covers like the count's test."""

@@ -36,7 +36,9 @@ guard. The heuristics, in order of strength:
   DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and is that vendor's
   side of it (every target when its own name names no vendor). A function or
   class whose name holds a vendor word (`_cuda_synchronize`, `emit_nvtx`,
-  `init_nvml`) declares itself vendor-specific.
+  `init_nvml`) declares itself vendor-specific, except a function named for an
+  NVIDIA tool (`parse_nvidia_smi`) in a module with no AMD side at all: that
+  is a helper named for what it runs, called whatever the GPU.
 * Vendor words: "cuda"/"cudnn"/"nccl"/"cublas" name CUDA APIs that ROCm builds
   map to HIP, so they cover mps and cpu only; NVIDIA hardware words
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
@@ -121,6 +123,17 @@ def _word_cover(name: str) -> frozenset[str]:
 def words_of(name: str) -> tuple[str, ...]:
     """`run_cmd` -> (run, cmd); `execCommand` -> (exec, command)."""
     return _words(name)
+
+
+# words that show a module has an AMD side (a dispatch's other branch)
+AMD_SIDE_WORDS = ("amdsmi", "amd-smi", "rocm-smi", "rocm_smi", "rocm", "ROCm", "ROCM", "hip", "HIP")
+# NVIDIA tool words: a function named with one wraps that tool
+_NVIDIA_TOOL_WORDS = ("nvidia", "nvml", "nvsmi")
+
+
+def names_nvidia_tool(name: str) -> bool:
+    """`parse_nvidia_smi`, `nvml_info`: named for the NVIDIA tool it runs."""
+    return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in _words(name))
 
 
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
