@@ -8,6 +8,8 @@ count) and the code must be about warps: the enclosing function uses a warp
 primitive, names lanes/warps, or (for `tid < 32`) reduces through `volatile`
 shared memory; or the result goes into a lane/warp variable.
 Also `NUM_WARPS * 32` and `warp_id * 32`: a count of warps turned into threads,
+`32 * x128::size` where the file also writes `WARP_SIZE * x128::size` (a warp's
+worth of vectors spelled with the literal),
 and any `X / 32` whose result is named as a warp count (`CTA_WARPS = SIZE / 32`).
 A translation unit that issues warp-collective instructions (inline PTX
 `mma.sync`/`ldmatrix`/`shfl.sync`, WMMA) is about warps throughout: its
@@ -147,6 +149,50 @@ def _warp_section(unit: CudaUnit, node: Any, left: Any) -> bool:
     return not name.lower().startswith("lane")
 
 
+# a warp-width symbol: WARP_SIZE, kWarpSize, warpSize, THREADS_PER_WARP
+WARP_WIDTH_NAME = re.compile(r"warp_?size|threads_?per_?warp|warp_?threads", re.IGNORECASE)
+
+
+def _warp_partners(unit: CudaUnit) -> frozenset[str]:
+    """What the unit multiplies by its warp-width symbol (`WARP_SIZE * x128::size`
+    -> "x128::size"): `32 * x128::size` elsewhere is the same warp's worth."""
+    cached = unit.__dict__.get("_warp_partners")
+    if cached is None:
+        partners = set()
+        for node in unit.nodes("binary_expression"):
+            op = node.child_by_field_name("operator")
+            if op is None or text_of(op) != "*":
+                continue
+            left, right = (
+                unwrap(node.child_by_field_name("left")),
+                unwrap(node.child_by_field_name("right")),
+            )
+            for symbol, other in ((left, right), (right, left)):
+                if (
+                    symbol is not None
+                    and other is not None
+                    and symbol.type == "identifier"
+                    and (WARP_WIDTH_NAME.search(text_of(symbol)))
+                ):
+                    partners.add("".join(text_of(other).split()))
+        cached = unit.__dict__["_warp_partners"] = frozenset(partners)
+    return cached
+
+
+def _warp_width_product(unit: CudaUnit, node: Any) -> bool:
+    """`32 * x128::size` where the unit also writes `WARP_SIZE * x128::size`."""
+    left, right = (
+        unwrap(node.child_by_field_name("left")),
+        unwrap(node.child_by_field_name("right")),
+    )
+    for const, other in ((left, right), (right, left)):
+        if const is not None and other is not None and const_value(const) == 32:
+            text = "".join(text_of(other).split())
+            if "::" in text and text in _warp_partners(unit):
+                return True
+    return False
+
+
 def _warps_to_threads(node: Any) -> bool:
     """`NUM_WARPS * 32`, `32 * warp_id`: a count or index of warps times 32."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -196,7 +242,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             )
             continue
         if op == "*":
-            if _warps_to_threads(node):
+            if _warps_to_threads(node) or _warp_width_product(unit, node):
                 yield Hit(
                     node.start_byte,
                     node.end_byte,
