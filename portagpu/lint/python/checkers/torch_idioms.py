@@ -9,7 +9,7 @@ import ast
 import re
 
 from portagpu.lint.model import Fix, Rule
-from portagpu.lint.python.checkers.common import const_str, last_name
+from portagpu.lint.python.checkers.common import const_str
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -145,10 +145,6 @@ def bf16_check_picks_fp16(node: ast.AST, ctx: Context, rule: Rule) -> None:
     ctx.report(rule, call, Fix("suggestion", rule.replacement), call=_BF16_CALL)
 
 
-# where torch.version.cuda is only shown or tested, its None off CUDA is harmless
-_SHOWN = frozenset(("print", "info", "debug", "warning", "warn", "error", "log", "str", "repr"))
-
-
 def _none_checked_later(ctx: Context, name: str) -> bool:
     """`if cuda_version:` / `cuda_version is None` somewhere in the module."""
     pattern = re.compile(
@@ -158,10 +154,28 @@ def _none_checked_later(ctx: Context, name: str) -> bool:
     return pattern.search(ctx.source.text) is not None
 
 
+def _used_as_string(node: ast.AST, parent: ast.AST | None) -> bool:
+    """`x.split(".")`, `"cu" + x`, `TABLE[x]`: uses that need a str, not None."""
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return True
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+        return True
+    return isinstance(parent, ast.Subscript) and parent.slice is node
+
+
+def _string_uses_of(scope: ast.AST, name: str) -> bool:
+    for outer in ast.walk(scope):
+        for child in ast.iter_child_nodes(outer):
+            if isinstance(child, ast.Name) and child.id == name and _used_as_string(child, outer):
+                return True
+    return False
+
+
 @checker("torch_version_cuda_value", ast.Attribute)
 def torch_version_cuda_value(node: ast.Attribute, ctx: Context, rule: Rule) -> None:
-    """torch.version.cuda used as a string (a wheel tag, a lookup key, `.split`):
-    it is None on ROCm and CPU builds."""
+    """torch.version.cuda used where a string is needed (`.split`, `"cu" + v`,
+    a table key), directly or through a variable: it is None on ROCm and CPU
+    builds. Shown, logged or stored, None does no harm."""
     if (
         not isinstance(node.ctx, ast.Load)
         or ctx.in_test
@@ -169,12 +183,20 @@ def torch_version_cuda_value(node: ast.Attribute, ctx: Context, rule: Rule) -> N
     ):
         return
     parent = ctx.parent()
-    if isinstance(parent, (ast.FormattedValue, ast.Compare, ast.BoolOp, ast.IfExp, ast.JoinedStr)):
-        return  # shown, compared with None, or defaulted (`torch.version.cuda or "cpu"`)
-    if isinstance(parent, ast.Call) and node in parent.args and last_name(parent.func) in _SHOWN:
-        return
-    if isinstance(parent, ast.Assign):
+    if not _used_as_string(node, parent):
+        if not isinstance(parent, ast.Assign):
+            return
         names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+        scope = next(
+            (
+                n
+                for n in reversed(ctx.stack)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ),
+            ctx.tree,
+        )
         if not names or any(_none_checked_later(ctx, n) for n in names):
-            return  # kept for a later None check (or stored somewhere we cannot follow)
+            return
+        if not any(_string_uses_of(scope, n) for n in names):
+            return
     ctx.report(rule, node, Fix("suggestion", rule.replacement))
