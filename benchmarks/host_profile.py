@@ -283,12 +283,11 @@ def main() -> int:
     }
     # the pieces of one call: the plan called directly (no key, no lookup), and the
     # prepared launch the plan holds, on outputs allocated once
-    # the modules (the package exports functions of these names)
+    # the module (the package exports a function of that name)
     reduction = sys.modules["portagpu.kernels.reduction"]
-    softmax = sys.modules["portagpu.kernels.softmax"]
     K.sum(xs, dim=-1), K.softmax(xs), K.softmax(wide)
     sum_plan = next(iter(reduction._SUM_PLANS.values()))
-    softmax_plans = list(softmax._PLANS.values())
+    softmax_plans = list(K.softmax.plans.values())
     values, probs, wide_probs = K.sum(xs, dim=-1), torch.empty_like(xs), torch.empty_like(wide)
     sum_go, softmax_go = (
         closure_value(sum_plan, "source"),

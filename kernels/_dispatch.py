@@ -71,6 +71,28 @@ def remember(cache: dict, key: Any, plan: Callable[..., Any]) -> Callable[..., A
     return plan
 
 
+def planned_along_dim(name: str, make_plan: Callable[[Any, int, str | None], Callable[[Any, Any], Any]],
+                      doc: str) -> Callable[..., Any]:
+    """The public function of a kernel taking (x, dim=-1, *, out=None, impl=None)
+    whose plans `make_plan(x, dim, impl)` makes per x's shape, dtype, device and
+    layout, dim, impl and the environment variable (softmax, cumsum)."""
+    plans = plan_cache()
+    env = env_impl
+
+    def kernel(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
+        key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, env())
+        plan = plans.get(key)
+        if plan is None:
+            plan = remember(plans, key, make_plan(x, dim, impl))
+        return plan(x, out)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__module__ = make_plan.__module__
+    kernel.__doc__ = doc
+    kernel.plans = plans  # type: ignore[attr-defined]  # for inspection (benchmarks/host_profile.py)
+    return kernel
+
+
 def forget_plans() -> None:
     """Forget every plan (after changing the tuning table, e.g. in a sweep)."""
     for cache in _PLAN_CACHES:

@@ -23,23 +23,12 @@ from portagpu.device import Device, device_of
 from portagpu.runtime.dispatch import prepare_launch
 
 _CUDA_MAX_ROWS = 65535  # gridDim.y carries the row
-_PLANS = _dispatch.plan_cache()
-_env_impl = _dispatch.env_impl
 
 
 def cumsum_reference(x: Any, dim: int = -1) -> Any:
     import torch
 
     return torch.cumsum(x, dim=dim)
-
-
-def cumsum(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
-    """Inclusive prefix sums of x along `dim`; the output has x's dtype."""
-    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, _env_impl())
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _dispatch.remember(_PLANS, key, _plan(x, dim, impl))
-    return plan(x, out)
 
 
 def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
@@ -134,3 +123,6 @@ def _scan_cuda(rows: int, cols: int, dtype: Any, where: Any, device: Device) -> 
             _cuda.launch("scan.cu", "pg_scan_add_f32", (blocks, rows), threads, out, inclusive, cols)
 
     return scan
+
+
+cumsum = _dispatch.planned_along_dim("cumsum", _plan, "Inclusive prefix sums of x along `dim`; the output has x's dtype.")

@@ -18,23 +18,11 @@ from portagpu.kernels._common import (
 from portagpu.device import device_of
 from portagpu.runtime.dispatch import prepare_launch
 
-_PLANS = _dispatch.plan_cache()
-_env_impl = _dispatch.env_impl
-
 
 def softmax_reference(x: Any, dim: int = -1) -> Any:
     import torch
 
     return torch.softmax(x, dim=dim)
-
-
-def softmax(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
-    """softmax along `dim`; the output has x's dtype."""
-    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, _env_impl())
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _dispatch.remember(_PLANS, key, _plan(x, dim, impl))
-    return plan(x, out)
 
 
 def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
@@ -84,3 +72,6 @@ def _plan(x: Any, dim: int, impl: str | None) -> Callable[[Any, Any], Any]:
         return out
 
     return run
+
+
+softmax = _dispatch.planned_along_dim("softmax", _plan, "softmax along `dim`; the output has x's dtype.")
