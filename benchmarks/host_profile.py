@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import inspect
 import io
 import json
@@ -42,6 +43,14 @@ def stmt_ns(stmt: str, env: dict[str, Any]) -> float:
 
 def per_call_us(variants: dict[str, Any], calls: int = 2000, rounds: int = 7) -> dict[str, float]:
     return {k: round(v, 3) for k, v in host_cost_us(variants, calls, rounds).items()}
+
+
+def closure_value(fn: Any, attribute: str) -> Any:
+    """The first value in `fn`'s closure that has `attribute` (a plan's prepared launch)."""
+    for cell in fn.__closure__ or ():
+        if hasattr(cell.cell_contents, attribute):
+            return cell.cell_contents
+    raise LookupError(f"no closure value of {fn} has .{attribute}")
 
 
 def source_of(obj: Any) -> str:
@@ -110,7 +119,9 @@ def main() -> int:
     facts["run.launch"] = repr(c_launch)
     host = per_call_us(triton_variants)
     # portagpu's own work: the same path with the compiled launcher swapped for a no-op
+    # (and the generated code's remembered last hit forgotten, so it looks the key up)
     launcher.cache[key] = (lambda *a: None, *entry[1:5], None, None, None)
+    fast.__globals__["HOT"] = None
     host["portagpu.launch, launcher a no-op (portagpu's own work)"] = per_call_us(
         {"x": lambda: portagpu.launch(add_kernel, grid, x, y, out, n, BLOCK=1024)}
     )["x"]
@@ -118,6 +129,7 @@ def main() -> int:
         {"x": lambda: fast(grid, (x, y, out, n), None, {"BLOCK": 1024})}
     )["x"]
     launcher.cache[key] = entry
+    fast.__globals__["HOT"] = None
     result["triton_host_us"] = host
 
     # --- micro costs (ns) -----------------------------------------------------------
@@ -139,6 +151,11 @@ def main() -> int:
         "out": out,
         "n": n,
         "D": x.dtype,
+        "dev": x.device,
+        "template": torch.empty((), device="cuda").expand(4096),
+        "contiguous4096": torch.empty(4096, device="cuda"),
+        "maker": functools.partial(torch.empty_like, torch.empty((), device="cuda").expand(4096)),
+        "hot": key,
     }
     micro = {
         "t.data_ptr()": "x.data_ptr()",
@@ -158,6 +175,13 @@ def main() -> int:
         "y.data_ptr() & 15 == 0, out.dtype, out.data_ptr() & 15 == 0, "
         "n & 15 == 0, 1024, int))",
         "torch.empty_like(t)": "torch.empty_like(x)",
+        "torch.empty_like(1-element template expanded to (4096,))": "torch.empty_like(template)",
+        "torch.empty_like(contiguous (4096,))": "torch.empty_like(contiguous4096)",
+        "functools.partial(torch.empty_like, template)()": "maker()",
+        "t.new_empty(4096)": "x.new_empty(4096)",
+        "t.new_empty((4096,))": "x.new_empty((4096,))",
+        "torch.empty(4096, dtype=D, device=dev)": "torch.empty(4096, dtype=D, device=dev)",
+        "key == hot (the generated code's last-hit test)": "key == hot",
         "torch.empty(shape, dtype, device)": "torch.empty((1024,), dtype=D, device=x.device)",
         "t.new_empty(shape)": "x.new_empty((1024,))",
         "t.contiguous()": "x.contiguous()",
@@ -244,7 +268,10 @@ def main() -> int:
         torch.randn(cols, device="cuda", dtype=torch.half),
         torch.randn(cols, device="cuda", dtype=torch.half),
     )
+    wide = torch.randn(4096, 8192, device="cuda")
     kernel_variants = {
+        "K.softmax 4096x8192": lambda: K.softmax(wide),
+        "torch.softmax 4096x8192": lambda: torch.softmax(wide, -1),
         "K.softmax": lambda: K.softmax(xs),
         "torch.softmax": lambda: torch.softmax(xs, -1),
         "K.layer_norm fp16": lambda: K.layer_norm(xh, cols, w, b),
@@ -254,9 +281,51 @@ def main() -> int:
         "K.add": lambda: K.add(xs, xs),
         "torch.add": lambda: torch.add(xs, xs),
     }
+    # the pieces of one call: the plan called directly (no key, no lookup), and the
+    # prepared launch the plan holds, on outputs allocated once
+    # the module (the package exports a function of that name)
+    reduction = sys.modules["portagpu.kernels.reduction"]
+    K.sum(xs, dim=-1), K.softmax(xs), K.softmax(wide)
+    sum_plan = next(iter(reduction._SUM_PLANS.values()))
+    softmax_plans = list(K.softmax.plans.values())
+    values, probs, wide_probs = K.sum(xs, dim=-1), torch.empty_like(xs), torch.empty_like(wide)
+    sum_go, softmax_go = (
+        closure_value(sum_plan, "source"),
+        closure_value(softmax_plans[0], "source"),
+    )
+    wide_go = closure_value(softmax_plans[1], "source")
+    kernel_variants.update(
+        {
+            "K.sum(dim=-1): its plan called directly": lambda: sum_plan(xs),
+            "K.sum(dim=-1): its prepared launch only": lambda: sum_go(xs, values),
+            "K.softmax: its plan called directly": lambda: softmax_plans[0](xs, None),
+            "K.softmax: its prepared launch only": lambda: softmax_go(xs, probs),
+            "K.softmax 4096x8192: its prepared launch only": lambda: wide_go(wide, wide_probs),
+        }
+    )
+    # histogram and cumsum (issue 15 item 5): the calls and the torch pieces a plan runs
+    v = torch.randn(1 << 20, device="cuda")
+    counts = torch.zeros(256, dtype=torch.int32, device="cuda")
+    kernel_variants.update(
+        {
+            "K.histogram(256, range)": lambda: K.histogram(v, 256, range=(-4.0, 4.0)),
+            "torch.histc(256, range).long()": lambda: torch.histc(v, 256, min=-4.0, max=4.0).long(),
+            "torch.zeros(256, int32)": lambda: torch.zeros(256, dtype=torch.int32, device=v.device),
+            "counts.to(int64)": lambda: counts.to(torch.int64),
+            "K.cumsum(dim=-1)": lambda: K.cumsum(xs, dim=-1),
+            "torch.cumsum(dim=-1)": lambda: torch.cumsum(xs, -1),
+        }
+    )
     result["kernels_host_us"] = per_call_us(kernel_variants, calls=200, rounds=9)
+    facts["generated launch of K.sum(dim=-1)"] = getattr(sum_go, "source", "<none>")
     profiles = []
-    for name in ("K.softmax", "K.layer_norm fp16", "K.sum(dim=-1)"):
+    for name in (
+        "K.softmax",
+        "K.layer_norm fp16",
+        "K.sum(dim=-1)",
+        "K.histogram(256, range)",
+        "K.cumsum(dim=-1)",
+    ):
         call = kernel_variants[name]
         profile = cProfile.Profile()
         profile.enable()

@@ -17,9 +17,11 @@ the L2 cache flushed (triton.testing.do_bench); the `timing` column says which.
 (benchmarks/results/kernels_bench_run*_sweep.json keep earlier sweeps).
 
 The issue-15 table (softmax fp32, layer_norm fp16, sum(dim=-1) fp32 at
-4096x1024, 4096x8192, 8192x50304 and 65536x128; --shapes-only runs just it)
-puts each call next to torch's, both allocating their output, in three ways,
-medians of interleaved rounds:
+4096x1024, 4096x8192, 8192x50304 and 65536x128), and a second one for
+histogram, cumsum, matmul_bias_act and portagpu.matmul at sizes where the
+host cost shows (--shapes-only runs just these two), put each call next to
+torch's, both allocating their output, in three ways, medians of interleaved
+rounds:
 - graph: us per call in a CUDA-graph replay of back-to-back calls (GPU time);
 - eager: us per call of back-to-back eager calls, synchronised at the end
   (what a user's loop pays: the larger of host and GPU time);
@@ -403,8 +405,8 @@ def issue_cases(rows: int, cols: int) -> list[tuple[str, str, Callable[[], Any],
 
 
 @guarded
-def issue_row(kernel: str, shape: tuple[int, int], dtype: str, ours: Callable[[], Any], reference: Callable[[], Any],
-              reference_name: str, rounds: int) -> dict[str, Any]:
+def issue_row(kernel: str, shape: tuple[int, ...], dtype: str, ours: Callable[[], Any], reference: Callable[[], Any],
+              reference_name: str, rounds: int, label: str = "issue 15") -> dict[str, Any]:
     impl = impl_of(ours)
     samples: dict[str, list[float]] = {f"{who}_{how}": [] for who in ("ours", "ref") for how in ("graph", "eager", "host")}
     for round_index in range(rounds):
@@ -417,7 +419,7 @@ def issue_row(kernel: str, shape: tuple[int, int], dtype: str, ours: Callable[[]
             samples[f"{who}_eager"].append(eager_us(fn))
             samples[f"{who}_host"].append(host_us(fn))
     med = {k: statistics.median(v) for k, v in samples.items()}
-    row = dict(kernel=f"{kernel} [issue 15]", shape="x".join(map(str, shape)), dtype=dtype, impl=impl,
+    row = dict(kernel=f"{kernel} [{label}]", shape="x".join(map(str, shape)), dtype=dtype, impl=impl,
                device=DEVICE, timing="graph", ms=med["ours_graph"] / 1000, reference=reference_name,
                ref_ms=med["ref_graph"] / 1000, vs_reference=med["ref_graph"] / med["ours_graph"],
                graph_us=med["ours_graph"], ref_graph_us=med["ref_graph"],
@@ -439,14 +441,42 @@ def bench_issue_shapes(rounds: int) -> None:
         torch.cuda.empty_cache()
 
 
-def print_issue_table(rows: list[dict[str, Any]]) -> None:
-    print("\nissue 15: medians of interleaved rounds; us per call; ratios are torch / ours")
+# histogram, cumsum and the matmuls at sizes where the host cost shows (issue 15 item 5:
+# their per-call path moved to plans); the same three timings as the issue-15 table
+HOST_LABEL = "host"
+
+
+def host_cases() -> list[tuple[str, tuple[int, ...], str, Callable[[], Any], Callable[[], Any], str]]:
+    v = torch.randn(1 << 20, device="cuda")
+    m = torch.randn(4096, 1024, device="cuda")
+    a, b = (torch.randn(512, 512, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    bias = torch.randn(512, device="cuda", dtype=torch.bfloat16)
+    return [
+        ("histogram(256, range)", (1 << 20,), "float32", lambda: K.histogram(v, 256, range=(-4.0, 4.0)),
+         lambda: torch.histc(v, 256, min=-4.0, max=4.0).long(), "torch.histc(...).long()"),
+        ("cumsum(dim=-1)", (4096, 1024), "float32", lambda: K.cumsum(m, dim=-1), lambda: torch.cumsum(m, -1),
+         "torch.cumsum"),
+        ("matmul_bias_act gelu", (512, 512, 512), "bfloat16", lambda: K.matmul_bias_act(a, b, bias),
+         lambda: F.gelu(torch.matmul(a, b) + bias), "torch unfused"),
+        ("portagpu.matmul", (512, 512, 512), "bfloat16", lambda: portagpu.matmul(a, b), lambda: torch.matmul(a, b),
+         "torch.matmul"),
+    ]
+
+
+def bench_host_rows(rounds: int) -> None:
+    for kernel, shape, dtype, ours, reference, name in host_cases():
+        issue_row(kernel, shape, dtype, ours, reference, name, rounds, label=HOST_LABEL)
+    torch.cuda.empty_cache()
+
+
+def print_issue_table(rows: list[dict[str, Any]], title: str = "issue 15") -> None:
+    print(f"\n{title}: medians of interleaved rounds; us per call; ratios are torch / ours")
     header = (f"{'kernel':<12} {'shape':<11} {'dtype':<8} {'impl':<7} {'graph':>8} {'torch':>8} {'x':>6} "
               f"{'eager':>8} {'torch':>8} {'x':>6} {'host':>7} {'torch':>7} {'extra':>6} {'min':>6} {'torch':>6}  met")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['kernel'].removesuffix(' [issue 15]'):<12} {r['shape']:<11} {r['dtype']:<8} {r['impl']:<7} "
+        print(f"{r['kernel'].rsplit(' [', 1)[0]:<12} {r['shape']:<11} {r['dtype']:<8} {r['impl']:<7} "
               f"{r['graph_us']:>8.2f} {r['ref_graph_us']:>8.2f} {r['vs_reference']:>5.2f}x "
               f"{r['eager_us']:>8.2f} {r['ref_eager_us']:>8.2f} {r['eager_vs_reference']:>5.2f}x "
               f"{r['host_us']:>7.2f} {r['ref_host_us']:>7.2f} {r['host_extra_us']:>+6.2f} "
@@ -484,7 +514,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--sweep", action="store_true", help="also time candidate launch configs")
     parser.add_argument("--out", default="benchmarks/results/kernels_bench.json")
-    parser.add_argument("--shapes-only", action="store_true", help="only the issue-15 table")
+    parser.add_argument("--shapes-only", action="store_true", help="only the issue-15 and host tables")
     parser.add_argument("--shape-rounds", type=int, default=9, help="rounds of the issue-15 table")
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -493,6 +523,7 @@ def main() -> int:
     device = portagpu.detect()
     DEVICE, OUT_PATH = device.name, args.out
     bench_issue_shapes(2 if args.quick else args.shape_rounds)
+    bench_host_rows(2 if args.quick else args.shape_rounds)
     copy_gbs = None
     if not args.shapes_only:
         n = 1 << (24 if args.quick else 28)
@@ -504,7 +535,10 @@ def main() -> int:
         bench_gemm([1024] if args.quick else [4096, 8192], args.sweep)
     measured = [r for r in ROWS if "error" not in r]
     print_issue_table([r for r in measured if r["kernel"].endswith("[issue 15]")])
-    print_table([r for r in measured if "[sweep]" not in r["kernel"] and not r["kernel"].endswith("[issue 15]")])
+    print_issue_table([r for r in measured if r["kernel"].endswith(f"[{HOST_LABEL}]")],
+                      "histogram, cumsum, matmuls (issue 15 item 5)")
+    print_table([r for r in measured if "[sweep]" not in r["kernel"] and not r["kernel"].endswith("[issue 15]")
+                 and not r["kernel"].endswith(f"[{HOST_LABEL}]")])
     sweeps = [r for r in measured if "[sweep]" in r["kernel"]]
     if sweeps:
         print("\nsweeps (candidate configs):")

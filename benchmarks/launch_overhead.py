@@ -86,7 +86,7 @@ def statement_us(statement: str, scope: dict, number: int = 20000) -> float:
 
 
 def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_args: tuple,
-             cuda_calls: dict) -> dict[str, float]:
+             cuda_calls: dict, bound_launches: dict) -> dict[str, float]:
     """portagpu's share: the launch paths with the final launch swapped for a no-op,
     and the key and hook checks of the generated Triton code timed alone."""
     def no_op(*args):
@@ -94,10 +94,22 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
 
     out: dict[str, float] = {}
     entries = dict(launcher.cache)
+    generated = [f.__globals__ for f in launcher.shapes.values() if hasattr(f, "source")]
+    generated += [bound.__globals__ for bound in bound_launches.values() if hasattr(bound, "source")]
+
+    def forget_hot_entries() -> None:  # generated code keeps its last hit's entry
+        for scope in generated:
+            scope["HOT"] = scope["HOT_ENTRY"] = None
+
     for key, entry in entries.items():  # the generated code then calls `run`: make it a no-op
         launcher.cache[key] = (no_op, *entry[1:5], None, None, None)
+    forget_hot_entries()
     out["triton: portagpu.launch, compiled launcher a no-op"] = host_cost_us({"x": triton_call}, calls, rounds)["x"]
+    for name, bound in bound_launches.items():
+        out[f"triton: {name}, compiled launcher a no-op"] = host_cost_us(
+            {"x": lambda bound=bound: bound(*triton_args[:3])}, calls, rounds)["x"]
     launcher.cache.update(entries)
+    forget_hot_entries()
     saved = prepared.call
     prepared.call = no_op
     for name, fn in cuda_calls.items():
@@ -115,7 +127,9 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
     keyed: dict = {}
     exec(key_lines, scope, keyed)
     out["triton: key lookup in the cache"] = statement_us("cache_get(key)", {**scope, "key": keyed["key"]})
-    idle = generated_line(source, "if rt.launch_enter_hook")[3:-1]
+    out["triton: key compared with the last hit's"] = statement_us("key == hot", {"key": keyed["key"],
+                                                                                   "hot": tuple(keyed["key"])})
+    idle = generated_line(source, "if not ENTER.calls")[3:-1]
     out["triton: launch-hook check (generated test)"] = statement_us(idle, scope)
     out["triton: current device + stream"] = statement_us("get_stream(get_device())", scope)
     return out
@@ -193,6 +207,20 @@ def main() -> int:
             px, py, po = x.data_ptr(), y.data_ptr(), out.data_ptr()
             variants["floor: Triton's C launcher direct, addresses"] = lambda: direct(
                 1, 1, 1, stream, function, coop, pdl, None, None, packed, None, None, None, px, py, po, n, 1024)
+    # what portagpu.kernels launches with: a launch prepared once (constants bound;
+    # trusted: the key is the device and the alignment only)
+    from portagpu.runtime.dispatch import prepare_launch
+
+    bound_launches = {
+        f"prepare_launch{' (trusted)' if trusted else ''}": prepare_launch(
+            add_kernel, grid, (None, None, None, n), (0, 1, 2), None, {"BLOCK": 1024}, trusted=trusted)
+        for trusted in (False, True)
+    }
+    for name, bound in bound_launches.items():
+        out.fill_(float("nan"))
+        bound(x, y, out)
+        assert bool((out == x + y).all()), name
+        variants[f"triton {name}"] = lambda bound=bound: bound(x, y, out)
     # ... and the RawKernel that RawModule.get_function gives portagpu, called
     # as portagpu calls it (shared_mem= and stream= keywords, a list of arguments)
     cupy_function = kernel._prepared[xc.data.device_id].function
@@ -205,7 +233,7 @@ def main() -> int:
         "cupy path, torch tensors": lambda: portagpu.launch(kernel, grid, x, y, out, n, block=(1024,)),
     }
     own = own_work(launcher, kernel._prepared[xc.data.device_id], calls, rounds, triton_call, (x, y, out, n),
-                   cuda_calls)
+                   cuda_calls, bound_launches)
     # where portagpu's own time goes (pure host work, no launch)
     from portagpu.device import detect
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.errors import LaunchError
@@ -29,6 +31,29 @@ def new_out(like: Any) -> Any:
     if like.is_contiguous():
         return torch.empty_like(like)
     return torch.empty_like(like, memory_format=torch.contiguous_format)
+
+
+TEMPLATE_BYTES = 1 << 16  # outputs up to this size get a template of their own
+
+
+def empty_maker(shape: tuple[int, ...], dtype: Any, device: Any) -> Callable[[], Any]:
+    """A function of no arguments returning a new contiguous tensor of `shape`
+    and `dtype` on `device` (a torch device), for a plan to call per call:
+    torch.empty_like of a template, which parses no sizes from Python. On the
+    H200 host (benchmarks/host_profile.py) empty_like of a contiguous tensor
+    took 1.75 us, new_empty(int) 1.91, empty_like of a one-element tensor
+    expanded to the shape 2.04 (no memory held), new_empty(tuple) 2.58: small
+    outputs (up to TEMPLATE_BYTES) keep a contiguous template, larger ones
+    the expanded one; torch.empty where neither gives a contiguous tensor."""
+    import torch
+
+    template = torch.empty(shape, dtype=dtype, device=device)
+    if template.numel() * template.element_size() > TEMPLATE_BYTES:
+        template = torch.empty((), dtype=dtype, device=device).expand(shape)
+    made = torch.empty_like(template)
+    if made.is_contiguous() and made.shape == template.shape:
+        return functools.partial(torch.empty_like, template)
+    return functools.partial(torch.empty, shape, dtype=dtype, device=device)
 
 
 def check_out(out: Any, like: Any, name: str) -> Any:

@@ -15,6 +15,7 @@ call next to torch's).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -70,17 +71,41 @@ def remember(cache: dict, key: Any, plan: Callable[..., Any]) -> Callable[..., A
     return plan
 
 
+def planned_along_dim(name: str, make_plan: Callable[[Any, int, str | None], Callable[[Any, Any], Any]],
+                      doc: str) -> Callable[..., Any]:
+    """The public function of a kernel taking (x, dim=-1, *, out=None, impl=None)
+    whose plans `make_plan(x, dim, impl)` makes per x's shape, dtype, device and
+    layout, dim, impl and the environment variable (softmax, cumsum)."""
+    plans = plan_cache()
+    env = env_impl
+
+    def kernel(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
+        key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, env())
+        plan = plans.get(key)
+        if plan is None:
+            plan = remember(plans, key, make_plan(x, dim, impl))
+        return plan(x, out)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__module__ = make_plan.__module__
+    kernel.__doc__ = doc
+    kernel.plans = plans  # type: ignore[attr-defined]  # for inspection (benchmarks/host_profile.py)
+    return kernel
+
+
 def forget_plans() -> None:
     """Forget every plan (after changing the tuning table, e.g. in a sweep)."""
     for cache in _PLAN_CACHES:
         cache.clear()
 
 
-def env_impl() -> Any:
-    """PORTAGPU_KERNELS_IMPL as stored (for plan keys; `choose` reads it properly)."""
-    if _ENVIRON is not None:
-        return _ENVIRON.get(_ENV_KEY)
+def _env_impl() -> Any:
     return os.environ.get(ENV_IMPL)
+
+
+# PORTAGPU_KERNELS_IMPL as stored (for plan keys; `choose` reads it properly):
+# a C-level call of the mapping's get where os.environ has one
+env_impl: Callable[[], Any] = _env_impl if _ENVIRON is None else functools.partial(_ENVIRON.get, _ENV_KEY)
 
 
 def choose(

@@ -12,6 +12,7 @@ from portagpu.device import device_of
 from portagpu.runtime.dispatch import prepare_launch
 
 _PLANS = _dispatch.plan_cache()
+_env_impl = _dispatch.env_impl
 
 
 def add_reference(x: Any, y: Any, *, alpha: float = 1.0) -> Any:
@@ -24,7 +25,7 @@ def add(x: Any, y: Any, *, alpha: float = 1.0, out: Any = None, impl: str | None
     """x + alpha * y (torch.add). Same-shape inputs run the kernel; anything else
     (broadcasting, mixed dtypes, integers) runs torch."""
     key = (x.shape, x.dtype, x.device, x.is_contiguous(), getattr(y, "shape", None), getattr(y, "dtype", None),
-           getattr(y, "device", None), impl, _dispatch.env_impl())
+           getattr(y, "device", None), impl, _env_impl())
     plan = _PLANS.get(key)
     if plan is None:
         plan = _dispatch.remember(_PLANS, key, _plan(x, y, impl))
@@ -60,8 +61,10 @@ def _plan(x: Any, y: Any, impl: str | None) -> Callable[..., Any]:
             if go is None:
                 if len(plans) >= 16:
                     plans.clear()
+                # a plan is per dtype and device of x and y; out is checked alike: trusted
                 go = plans[alpha] = prepare_launch(add_kernel, grid, (None, None, None, n, float(alpha)),
-                                                   (0, 1, 2), *_dispatch.triton_meta(config), device)
+                                                   (0, 1, 2), *_dispatch.triton_meta(config), device,
+                                                   trusted=True)
             go(x.contiguous(), y.contiguous(), out)
         return out
 

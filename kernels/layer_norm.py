@@ -14,6 +14,7 @@ from portagpu.errors import LaunchError
 from portagpu.runtime.dispatch import prepare_launch
 
 _PLANS = _dispatch.plan_cache()
+_env_impl = _dispatch.env_impl
 
 
 def layer_norm_reference(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
@@ -28,8 +29,8 @@ def layer_norm(x: Any, normalized_shape: int | tuple[int, ...] | list[int], weig
     """Normalise over the last len(normalized_shape) dims, then scale and shift."""
     shape = (normalized_shape,) if type(normalized_shape) is int else _shape(normalized_shape)
     key = (x.shape, x.dtype, x.device, x.is_contiguous(), shape,
-           None if weight is None else (weight.shape, weight.device),
-           None if bias is None else (bias.shape, bias.device), eps, impl, _dispatch.env_impl())
+           None if weight is None else (weight.shape, weight.dtype, weight.device),
+           None if bias is None else (bias.shape, bias.dtype, bias.device), eps, impl, _env_impl())
     plan = _PLANS.get(key)
     if plan is None:
         plan = _dispatch.remember(_PLANS, key, _plan(x, shape, weight, bias, float(eps), impl))
@@ -70,8 +71,10 @@ def _plan(x: Any, shape: tuple[int, ...], weight: Any, bias: Any, eps: float,
         num_warps, meta = _dispatch.triton_meta({k: v for k, v in config.items() if k != "ROWS"}, **flags)
     empty_like, last = torch.empty_like, _dispatch._last
     contiguous = x.is_contiguous()
+    # a plan is per dtype and device of x, weight and bias; outputs are its own or
+    # checked alike: trusted launches
     go = prepare_launch(kernel, grid, (None, None, None, None, *sizes, eps), (0, 1, 2, 3), num_warps, meta,
-                        device)
+                        device, trusted=True)
 
     def run(x: Any, weight: Any, bias: Any, out: Any) -> Any:
         last.impl = "triton"

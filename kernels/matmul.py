@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from portagpu.kernels import _dispatch, _tuning
-from portagpu.kernels._common import TRITON_FLOATS, cdiv, check_out, dtype_name
+from portagpu.kernels._common import TRITON_FLOATS, cdiv, check_out, dtype_name, empty_maker
 
 from portagpu.device import device_of
 from portagpu.errors import LaunchError
+from portagpu.runtime.dispatch import prepare_launch
+
+_PLANS = _dispatch.plan_cache()
+_env_impl = _dispatch.env_impl
 
 ACTIVATIONS = {None: 0, "none": 0, "gelu": 1, "gelu_tanh": 2, "relu": 3, "silu": 4}
 
@@ -43,6 +48,17 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
                     out: Any = None, impl: str | None = None) -> Any:
     """act(a @ b + bias) for 2-D a (M, K), b (K, N), bias (N,); act one of
     gelu (exact), gelu_tanh, relu, silu, none."""
+    key = (a.shape, b.shape, a.dtype, b.dtype, a.device, b.device, a.stride(), b.stride(),
+           None if bias is None else (bias.shape, bias.dtype, bias.device),
+           None if out is None else (out.shape, out.dtype, out.device, out.stride()), act, impl, _env_impl())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _dispatch.remember(_PLANS, key, _plan(a, b, bias, act, out, impl))
+    return plan(a, b, bias, out)
+
+
+def _plan(a: Any, b: Any, bias: Any, act: str | None, out: Any, impl: str | None) -> Callable[..., Any]:
+    """What every call with these shapes, strides, dtypes and devices does."""
     if act not in ACTIVATIONS:
         raise LaunchError(f"matmul_bias_act: act={act!r}; use one of "
                           f"{', '.join(str(k) for k in ACTIVATIONS if k)}")
@@ -57,14 +73,17 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
             else "needs two float matrices of one dtype")
     # an empty product (M, N or K zero) needs no kernel: act(bias) or an empty matrix
     if _dispatch.choose("matmul_bias_act", device, impl, fits=fits, empty=M * N * K == 0) == "torch":
-        result = matmul_bias_act_reference(a, b, bias, act)
-        return result if out is None else check_out(out, result, "matmul_bias_act").copy_(result)
+
+        def reference(a: Any, b: Any, bias: Any, out: Any) -> Any:
+            _dispatch.record("torch")
+            result = matmul_bias_act_reference(a, b, bias, act)
+            return result if out is None else check_out(out, result, "matmul_bias_act").copy_(result)
+
+        return reference
     import torch
     from portagpu.kernels._triton.matmul import matmul_bias_act_kernel
 
-    if out is None:
-        out = torch.empty(M, N, dtype=a.dtype, device=a.device)
-    elif tuple(out.shape) != (M, N) or out.dtype != a.dtype or out.device != a.device:
+    if out is not None and (tuple(out.shape) != (M, N) or out.dtype != a.dtype or out.device != a.device):
         raise LaunchError(f"matmul_bias_act: out must be ({M}, {N}) {a.dtype} on {a.device}, "
                           f"got {tuple(out.shape)} {out.dtype} on {out.device}")
     config = _tuning.config("matmul_bias_act", device.vendor, max(M, N))
@@ -75,9 +94,21 @@ def matmul_bias_act(a: Any, b: Any, bias: Any = None, act: str | None = "gelu", 
     # 16-bit inputs the precision changes nothing on NVIDIA (identical cubins, sm_80 and sm_90)
     # and Triton's AMD backend refuses "tf32" on gfx90a and RDNA (portagpu check-kernels --builtin).
     precision = "ieee"
-    _dispatch.launch_triton(
-        matmul_bias_act_kernel, grid, a, b, a if bias is None else bias, out, M, N, K,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
-        device=device, config=config, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[act],
-        INPUT_PRECISION=precision)
-    return out
+    new_out = empty_maker((M, N), a.dtype, a.device)
+    out_strides = (N, 1) if out is None else out.stride()
+    # a plan is per dtype, device and strides of a, b, bias and out: trusted launches
+    go = prepare_launch(
+        matmul_bias_act_kernel, grid, (None, None, None, None, M, N, K, *a.stride(), *b.stride(), *out_strides),
+        (0, 1, 2, 3), *_dispatch.triton_meta(config, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[act],
+                                              INPUT_PRECISION=precision), device, trusted=True)
+    last = _dispatch._last
+
+    def run(a: Any, b: Any, bias: Any, out: Any) -> Any:
+        last.impl = "triton"
+        if out is None:
+            out = new_out()
+        # absent bias: the kernel does not read it (any pointer will do)
+        go(a, b, a if bias is None else bias.contiguous(), out)
+        return out
+
+    return run

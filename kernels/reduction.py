@@ -16,6 +16,7 @@ from portagpu.kernels._common import (
     as_rows,
     cdiv,
     dtype_name,
+    empty_maker,
     next_power_of_2,
     persistent_grid,
 )
@@ -23,7 +24,9 @@ from portagpu.kernels._common import (
 from portagpu.device import Device, device_of
 from portagpu.runtime.dispatch import prepare_launch
 
-_PLANS = _dispatch.plan_cache()
+_SUM_PLANS = _dispatch.plan_cache()
+_MAX_PLANS = _dispatch.plan_cache()
+_env_impl = _dispatch.env_impl
 
 
 def sum_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
@@ -40,19 +43,19 @@ def max_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
 
 def sum(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
     """torch.sum(x) or torch.sum(x, dim, keepdim); accumulates in fp32."""
-    key = ("sum", x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _dispatch.env_impl())
-    plan = _PLANS.get(key)
+    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _env_impl())
+    plan = _SUM_PLANS.get(key)
     if plan is None:
-        plan = _dispatch.remember(_PLANS, key, _plan("sum", x, dim, keepdim, impl))
+        plan = _dispatch.remember(_SUM_PLANS, key, _plan("sum", x, dim, keepdim, impl))
     return plan(x)
 
 
 def max(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
     """torch.max(x), or (values, indices) along `dim` like torch.max(x, dim, keepdim)."""
-    key = ("max", x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _dispatch.env_impl())
-    plan = _PLANS.get(key)
+    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _env_impl())
+    plan = _MAX_PLANS.get(key)
     if plan is None:
-        plan = _dispatch.remember(_PLANS, key, _plan("max", x, dim, keepdim, impl))
+        plan = _dispatch.remember(_MAX_PLANS, key, _plan("max", x, dim, keepdim, impl))
     return plan(x)
 
 
@@ -98,17 +101,20 @@ def _vector_triton(op: str, x: Any, device: Device, config: dict[str, Any], shap
     n = x.numel()
     programs = min(cdiv(n, config["BLOCK"]), persistent_grid(device, config, "programs_per_sm"))
     is_max = op == "max"
+    # a plan is per dtype and device, and allocates the outputs: trusted launches
     partial_pass = prepare_launch(reduce_partials_kernel, (programs,), (None, None, n), (0, 1),
-                                  *_dispatch.triton_meta(config, IS_MAX=is_max), device)
+                                  *_dispatch.triton_meta(config, IS_MAX=is_max), device, trusted=True)
     last_pass = prepare_launch(reduce_partials_kernel, (1,), (None, None, programs), (0, 1),
-                               *_dispatch.triton_meta(config, IS_MAX=is_max, BLOCK=min(config["BLOCK"], 1024)), device)
-    last, float32 = _dispatch._last, torch.float32
+                               *_dispatch.triton_meta(config, IS_MAX=is_max, BLOCK=min(config["BLOCK"], 1024)), device,
+                               trusted=True)
+    last = _dispatch._last
+    new_partials, new_out = empty_maker((programs,), torch.float32, x.device), empty_maker(shape, x.dtype, x.device)
 
     def run(x: Any) -> Any:
         last.impl = "triton"
-        partials = x.new_empty(programs, dtype=float32)
+        partials = new_partials()
         partial_pass(x.contiguous(), partials)  # the kernel reads n elements from the start
-        out = x.new_empty(shape)
+        out = new_out()
         last_pass(partials, out)
         return out
 
@@ -121,12 +127,14 @@ def _vector_cuda(op: str, x: Any, device: Device, config: dict[str, Any], shape:
     n, threads = x.numel(), int(config["threads"])
     blocks = min(cdiv(n, threads), persistent_grid(device, config, "blocks_per_sm"))
     name = f"pg_{op}_f32"
+    new_partials = empty_maker((blocks,), torch.float32, x.device)
+    new_out = empty_maker(shape, torch.float32, x.device)
 
     def run(x: Any) -> Any:
         _dispatch.record("cuda")
-        partials = x.new_empty(blocks, dtype=torch.float32)
+        partials = new_partials()
         _cuda.launch("reduce.cu", name, (blocks,), threads, x.contiguous(), partials, n)
-        out = x.new_empty(shape, dtype=torch.float32)
+        out = new_out()
         _cuda.launch("reduce.cu", name, (1,), 1024, partials, out, blocks)
         return out
 
@@ -142,27 +150,30 @@ def _rows_triton(op: str, x: Any, device: Device, rows: int, cols: int, shape: t
     grid, options = (cdiv(rows, per_program),), _dispatch.triton_meta(
         config, IS_MAX=op == "max", ROWS=per_program, BLOCK=_block_for(cols, config["BLOCK"]))
     last = _dispatch._last
-    size = shape[0] if len(shape) == 1 else shape  # new_empty(int) is the cheaper call
+    new_values = empty_maker(shape, x.dtype, x.device)
+    # a plan is per dtype and device, and allocates the outputs: trusted launches
     if op == "sum":
         # a sum writes no indices: a placeholder this plan owns (distinct from the
         # values, whose bf16 widening in the interpreter is copied back once)
         placeholder = torch.empty(1, dtype=torch.int64, device=x.device)
         go = prepare_launch(reduce_rows_kernel, grid, (None, None, placeholder, rows, cols, cols), (0, 1),
-                            *options, device)
+                            *options, device, trusted=True)
 
         def run_sum(x: Any) -> Any:
             last.impl = "triton"
-            values = x.new_empty(size)
+            values = new_values()
             go(x if rows_of is None else rows_of(x), values)
             return values
 
         return run_sum
-    int64, result = torch.int64, torch.return_types.max
-    go = prepare_launch(reduce_rows_kernel, grid, (None, None, None, rows, cols, cols), (0, 1, 2), *options, device)
+    result = torch.return_types.max
+    new_indices = empty_maker(shape, torch.int64, x.device)
+    go = prepare_launch(reduce_rows_kernel, grid, (None, None, None, rows, cols, cols), (0, 1, 2), *options, device,
+                        trusted=True)
 
     def run_max(x: Any) -> Any:
         last.impl = "triton"
-        values, indices = x.new_empty(size), x.new_empty(size, dtype=int64)
+        values, indices = new_values(), new_indices()
         go(x if rows_of is None else rows_of(x), values, indices)
         return result((values, indices))
 
@@ -174,10 +185,11 @@ def _rows_cuda(op: str, x: Any, device: Device, rows: int, cols: int, shape: tup
     import torch
 
     threads, name = int(config["threads"]), f"pg_row_{op}_f32"
+    new_values = empty_maker(shape, torch.float32, x.device)
 
     def run(x: Any) -> Any:
         _dispatch.record("cuda")
-        values = x.new_empty(shape, dtype=torch.float32)
+        values = new_values()
         _cuda.launch("reduce.cu", name, (rows,), threads, x if rows_of is None else rows_of(x), values, cols)
         return values
 

@@ -246,6 +246,8 @@ def _record_prepared_launches(recorder: _LaunchRecorder) -> Any:
         num_warps: int | None = None,
         meta: dict | None = None,
         device: Any = None,
+        *,
+        trusted: bool = False,
     ) -> Any:
         def go(*tensors: Any) -> None:
             full = list(args)

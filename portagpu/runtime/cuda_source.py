@@ -26,6 +26,7 @@ BLOCK_LIMITS = (1024, 1024, 64)
 MAX_BLOCK_THREADS = 1024
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 MAX_PATTERNS = 4  # argument-type patterns with generated launch code, per kernel
+_MISSING = object()
 
 # (sha1 of source, options, backend, device index) -> compiled CuPy RawModule
 _COMPILED: dict[tuple[str, tuple[str, ...], str, int], Any] = {}
@@ -527,6 +528,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
     }
     a = [f"a{i}" for i in range(len(args))]
     guards, checks, out, pointers = [], [], [], []
+    on_gpu: list[str] = []  # torch tensors' checks, one test
     where: list[str] = []
     framework = None
     for i, (value, param, scalar) in enumerate(zip(args, kernel._params, kernel._scalar_types, strict=True)):
@@ -546,9 +548,13 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
             guards.append(f"a{i} is None" if value is None else f"type(a{i}) is int")
             out.append(a[i])
         elif tensor is not None and isinstance(value, tensor):
-            scope[f"V{i}"] = kind
-            guards.append(f"type(a{i}) is V{i}")
-            checks += [f"if not (a{i}.is_cuda and a{i}.is_contiguous()):", "    return False"]
+            if not on_gpu:
+                # the first tensor's exact type tells this pattern from a CuPy
+                # one; a later argument that is no tensor fails an attribute
+                # read below, which hands the call on as a type guard would
+                scope[f"V{i}"] = kind
+                guards.append(f"type(a{i}) is V{i}")
+            on_gpu += [f"a{i}.is_cuda", f"a{i}.is_contiguous()"]
             where.append(f"a{i}.get_device()")
             if kernel._address_type is None:
                 out.append(f"a{i}.data_ptr()")
@@ -567,18 +573,23 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
         else:
             return None
     other = "    return fallback(grid, args, block, stream, meta)"
-    body = [f"if len(args) != {len(args)}:", other]
+    scope.update({"GRID": _MISSING, "BLOCK": _MISSING, "DIMS": None})
+    body = ["global GRID, BLOCK, DIMS", f"if len(args) != {len(args)}:", other]
     if args:
         body.append(f"{', '.join(a)}, = args")
     if guards:
         body += [f"if not ({' and '.join(guards)}):", other]
-    body += checks
+    body.append("try:")
+    if on_gpu:
+        body += [f"    if not ({' and '.join(on_gpu)}):", "        return False"]
     if where:
-        body.append(f"d = {where[0]}")
+        body.append(f"    d = {where[0]}")
         if len(where) > 1:
-            body += [f"if {' or '.join(f'{w} != d' for w in where[1:])}:", "    return False"]
+            body += [f"    if {' or '.join(f'{w} != d' for w in where[1:])}:", "        return False"]
     else:
-        body.append(f"d = {kernel._device.index}")
+        body.append(f"    d = {kernel._device.index}")
+    body += ["except AttributeError:  # not a tensor where one was", other]
+    body += checks
     body += [
         "if meta:",
         "    if len(meta) != 1 or 'shared_mem' not in meta:",
@@ -586,10 +597,16 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
         "    shared = meta['shared_mem']",
         "else:",
         "    shared = 0",
-        "try:",
-        "    grid3, block3 = dims_get((grid, block))",
-        "except TypeError:  # not validated yet (None), or a list",
-        "    return False",
+        # the grid and block objects of the last call, checked (by identity:
+        # both are immutable once validated) before hashing the pair
+        "if grid is GRID and block is BLOCK:",
+        "    grid3, block3 = DIMS",
+        "else:",
+        "    try:",
+        "        grid3, block3 = DIMS = dims_get((grid, block))",
+        "    except TypeError:  # not validated yet (None), or a list",
+        "        return False",
+        "    GRID, BLOCK = grid, block",
         "prepared = prepared_get(d)",
         "if prepared is None or cupy_device() != d:",
         "    return False",

@@ -114,8 +114,8 @@ def reference_for(kernel: Any, reference: Callable[..., Any] | None = None) -> A
 
 
 def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ...],
-                   num_warps: int | None = None, meta: dict | None = None, device: Any = None
-                   ) -> Callable[..., Any]:
+                   num_warps: int | None = None, meta: dict | None = None, device: Any = None,
+                   *, trusted: bool = False) -> Callable[..., Any]:
     """A Triton launch worked out once, for a caller that repeats it with new
     tensors (portagpu.kernels keeps one per call shape): the returned function
     takes the tensors for the positions `varying` of `args` (whose values
@@ -125,7 +125,10 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
     interpreter). Where the backend has the Triton fast path it is generated
     code whose key is only the device and each tensor's dtype and alignment
     (triton_codegen.make_bound_launch); elsewhere it takes the launcher's
-    general path."""
+    general path. `trusted=True`: the caller vouches that every call passes
+    tensors on the GPU with the dtypes of the first call (portagpu.kernels:
+    its plans are per dtype and device, and it allocates the outputs), so
+    neither is read again: the key is the device and the alignment."""
     meta = dict(meta or {})
     template = list(args)
     for position in varying:
@@ -149,5 +152,6 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
             and launcher._plan(len(args), tuple(meta)) is not None):
         return general
     nw = None if num_warps is None else launcher.scale_warps(num_warps)
-    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, _device_module, general)
+    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, _device_module, general,
+                              trusted)
     return bound or general

@@ -30,11 +30,25 @@ _MISSING = object()
 
 # One key element per int, as fine as Triton's specialisation: -1 for the
 # value 1; otherwise the range (i32 0, i64 2, u64 4) plus 1 when divisible by
-# 16 (True/False for i32, the common case, is cheapest to compute).
+# 16 (True/False for i32, the common case, is cheapest to compute). The first
+# test takes the common case (a positive i32 other than 1) in one chained
+# comparison; the rest gives every other int the same value as before.
 _INT_SPEC = (
+    "{v} & 15 == 0 if 1 < {v} <= 2147483647 else "
     "-1 if {v} == 1 else {v} & 15 == 0 if -2147483648 <= {v} <= 2147483647 "
     "else 2 + ({v} & 15 == 0) + 2 * ({v} >= 9223372036854775808)"
 )
+
+
+def alignment_key(addresses: list[str]) -> str:
+    """One key element for the 16-byte alignment of every address: True when
+    all are aligned (one test for the common case), else a tuple of flags."""
+    if not addresses:
+        return "True"
+    if len(addresses) == 1:
+        return f"{addresses[0]} & 15 == 0"
+    flags = ", ".join(f"{a} & 15 == 0" for a in addresses)
+    return f"({' | '.join(addresses)}) & 15 == 0 or ({flags})"
 
 
 def hooks_idle(hook: Any) -> bool:
@@ -83,36 +97,61 @@ def _launch_lines(
     native_args: str,
     refuse: str,
     fixed_tensors: tuple[int, ...] = (),
+    trusted: bool = False,
 ) -> list[str]:
     """From the key to the launch, once `dev` and the parameters are bound:
     read the tensors' addresses, look the key (`key_head` + each tensor's
-    dtype and alignment) up, compile through Triton on a miss (`native_args`),
-    else launch on the grid the `grid` lines bind (g0, g1, g2). `refuse` is
-    the statement for a call this code must not launch. `fixed_tensors` are
-    GPU tensors whose address the code holds as a constant (a{i})."""
+    dtype, + one element for their alignment) up, compile through Triton on a
+    miss (`native_args`), else launch on the grid the `grid` lines bind (g0,
+    g1, g2). `refuse` is the statement for a call this code must not launch.
+    `fixed_tensors` are GPU tensors whose address the code holds as a
+    constant (a{i}). `trusted`: the caller vouches that the tensors are on the
+    GPU and have the dtypes of the first call (portagpu.kernels: a plan per
+    dtype and device), so neither is read."""
     p = params
     addresses = ", ".join(
         f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
     )
     every = ", ".join(p)
-    on_gpu = " and ".join(f"{p[i]}.is_cuda" for i in tensors) or "True"
+    dtypes = "" if trusted else "".join(f"{p[i]}.dtype, " for i in tensors)
+    on_gpu = "True" if trusted else " and ".join(f"{p[i]}.is_cuda" for i in tensors) or "True"
     # No launch hook installed (a profiler adds them): pass None, as Triton's
     # launcher does nothing with an empty chain. Triton with HookChain knobs:
     # the chains of configure time, still empty; older Triton: None.
     idle = (
-        "rt.launch_enter_hook is ENTER and rt.launch_exit_hook is LEAVE and not ENTER.calls "
-        "and not LEAVE.calls"
+        "not ENTER.calls and not LEAVE.calls and rt.launch_enter_hook is ENTER "
+        "and rt.launch_exit_hook is LEAVE"
         if hasattr(launcher.knobs.launch_enter_hook, "calls")
         else "rt.launch_enter_hook is None and rt.launch_exit_hook is None"
     )
     dims = "g0, g1, g2, stream, function"
+    launch_on_gpu = [
+        "    if direct is not None:",
+        f"        direct({dims}, coop, pdl, None, None, packed, None, None, None, {addresses})",
+        "    else:",
+        f"        run({dims}, packed, None, None, None, {addresses})",
+    ]
+    if not trusted:
+        launch_on_gpu = [
+            "    if not on_gpu:  # Triton's launcher checks where each tensor lives",
+            f"        run({dims}, packed, None, None, None, {every})",
+            "    el" + launch_on_gpu[0].lstrip(),
+            *launch_on_gpu[1:],
+        ]
     return [
         "try:",
         *[f"    a{i} = {p[i]}.data_ptr()" for i in tensors],
-        f"    key = {key_head}{''.join(f'{p[i]}.dtype, a{i} & 15 == 0, ' for i in tensors)})",
-        "    entry = cache_get(key)",
-        f"    on_gpu = {on_gpu}",
-        "except (AttributeError, TypeError):  # not a tensor where one was; unhashable constexpr",
+        f"    key = {key_head}{dtypes}{alignment_key([f'a{i}' for i in tensors])})",
+        # the key of the last hit and its entry: a loop repeating one launch
+        # compares two tuples instead of hashing one
+        "    if key == HOT:",
+        "        entry = HOT_ENTRY",
+        "    else:",
+        "        entry = cache_get(key)",
+        "        if entry is not None:",
+        "            HOT, HOT_ENTRY = key, entry",
+        *([] if trusted else [f"    on_gpu = {on_gpu}"]),
+        "except (AttributeError, TypeError, ValueError):  # not a tensor where one was; odd constexpr",
         f"    {refuse}",
         "if entry is None:",
         f"    remember(key, native({native_args}))",
@@ -123,12 +162,7 @@ def _launch_lines(
         *grid,
         "stream = get_stream(dev)",
         f"if {idle}:",
-        "    if not on_gpu:  # Triton's launcher checks where each tensor lives",
-        f"        run({dims}, packed, None, None, None, {every})",
-        "    elif direct is not None:",
-        f"        direct({dims}, coop, pdl, None, None, packed, None, None, None, {addresses})",
-        "    else:",
-        f"        run({dims}, packed, None, None, None, {addresses})",
+        *launch_on_gpu,
         "else:",
         "    enter = rt.launch_enter_hook",
         "    leave = rt.launch_exit_hook",
@@ -140,6 +174,8 @@ def _launch_lines(
 def _compile(
     launcher: TritonLauncher, signature: str, body: list[str], scope: dict
 ) -> Callable[..., bool]:
+    scope.update({"HOT": None, "HOT_ENTRY": None})
+    body = ["global HOT, HOT_ENTRY", *body]
     source = f"def {signature}:\n" + "".join(f"    {line}\n" for line in body)
     name = getattr(launcher.base, "__name__", "?")
     exec(compile(source, f"<portagpu launch of {name}>", "exec"), scope)
@@ -149,7 +185,12 @@ def _compile(
 
 
 def make_fast_launch(
-    launcher: TritonLauncher, nargs: int, plan: tuple, args: tuple, meta: dict
+    launcher: TritonLauncher,
+    nargs: int,
+    plan: tuple,
+    args: tuple,
+    meta: dict,
+    first_grid: Any = None,
 ) -> Callable[..., bool] | None:
     """Straight-line launch code for one call shape and argument-type pattern.
 
@@ -157,9 +198,10 @@ def make_fast_launch(
     exact type of each non-constexpr argument in this call. The function
     returns False, having done nothing, for a call it was not made for (other
     keys or types, a pre-run hook, a changed global, an unhashable constexpr):
-    the caller then takes the general path. It builds the same key as
-    `TritonLauncher._fast`, prefixed with its own tag. None when the pattern
-    has a type it cannot key."""
+    the caller then takes the general path. Its key is as fine as
+    `TritonLauncher._fast`'s (in its own layout, prefixed with its own tag).
+    The grid is unpacked in one step when it is a tuple of `first_grid`'s
+    length. None when the pattern has a type it cannot key."""
     fill, option_names, constexpr = plan
     names = launcher.names
     tensor = launcher.tensor_type
@@ -205,7 +247,7 @@ def make_fast_launch(
     if guards:
         body += [f"if not ({' and '.join(guards)}):", "    return False"]
     grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
-    grid = [
+    general_grid = [
         "if type(grid) is not tuple and callable(grid):",
         f"    grid = grid({grid_dict})",
         "size = len(grid)",
@@ -213,6 +255,18 @@ def make_fast_launch(
         "g1 = grid[1] if size > 1 else 1",
         "g2 = grid[2] if size > 2 else 1",
     ]
+    grid = general_grid
+    if type(first_grid) is tuple and 1 <= len(first_grid) <= 3:
+        # the first call's kind of grid (a tuple of this length) unpacked in one step
+        size = len(first_grid)
+        unpacked = ", ".join(f"g{i}" for i in range(size))
+        grid = [
+            f"if type(grid) is tuple and len(grid) == {size}:",
+            f"    {unpacked}, = grid",
+            *[f"    g{i} = 1" for i in range(size, 3)],
+            "else:",
+            *[f"    {line}" for line in general_grid],
+        ]
     body += [
         "if num_warps is None:",
         "    nw = None",
@@ -244,6 +298,7 @@ def make_bound_launch(
     meta: dict,
     detection: Any,
     fallback: Callable[..., None],
+    trusted: bool = False,
 ) -> Callable[..., Any] | None:
     """Launch code with everything fixed but the tensors at positions `varying`
     of `args`, which it takes as its parameters, in order.
@@ -255,7 +310,9 @@ def make_bound_launch(
     detected anew (`detection.detection_count` changed since now), a pre-run
     hook, not a tensor where one was, a changed global. Tensors among the
     fixed arguments are held by the code (a placeholder the caller owns);
-    None if one is not on the GPU."""
+    None if one is not on the GPU. `trusted`: the caller vouches that every
+    call's tensors are on the GPU with the dtypes of the first call, so the
+    key is only the device and the tensors' alignment."""
     names = launcher.names
     full = list(args) + [
         meta[name] if name in meta else default
@@ -304,6 +361,7 @@ def make_bound_launch(
             native_args=f"GRID, ({', '.join(p[: len(args)])},), NW, None, META",
             refuse=refuse,
             fixed_tensors=fixed_tensors,
+            trusted=trusted,
         ),
     ]
     return _compile(launcher, f"bound_launch({params})", body, scope)

@@ -168,7 +168,7 @@ class TritonLauncher:
                     f"Triton kernels cannot run on {self.backend.display_name} ({device.name}); "
                     "give the kernel a reference with portagpu.reference_for(kernel, fn) to run it here")
         if self.fast and stream is None and try_fast:
-            if self.fast_function(args, meta)(grid, args, num_warps, meta):
+            if self.fast_function(args, meta, grid)(grid, args, num_warps, meta):
                 return
         nw = None if num_warps is None else self.scale_warps(num_warps)
         if meta and self.foreign and not self.foreign.isdisjoint(meta):
@@ -219,14 +219,14 @@ class TritonLauncher:
         widened.copy_back()
 
     # -- fast path --------------------------------------------------------------
-    def fast_function(self, args: tuple, meta: dict) -> Callable[..., bool]:
+    def fast_function(self, args: tuple, meta: dict, grid: Any = None) -> Callable[..., bool]:
         """The generated launch function for calls shaped like this one (made on
         the first call with this many positional arguments; see make_fast_launch)."""
         made = self.shapes.get(len(args))
         if made is None:
             plan = self._plan(len(args), tuple(meta))
             if plan is not None and self.foreign.isdisjoint(meta):
-                made = make_fast_launch(self, len(args), plan, args, meta)
+                made = make_fast_launch(self, len(args), plan, args, meta, grid)
             self.shapes[len(args)] = made = made or _never
         return made
 

@@ -27,6 +27,18 @@ def test_matmul_without_bias_on_transposed_input(inputs, runnable, impl):
     inputs.assert_close(got, F.relu(a.double() @ b.double()), torch.float32, "no bias")
 
 
+@pytest.mark.parametrize("impl", ["triton", None])
+def test_a_strided_bias_and_repeated_calls(inputs, runnable, impl):
+    """A bias that is a strided view is read as its values (the kernel reads a
+    contiguous row); later calls of the same shapes reuse the plan with new data."""
+    impl = runnable(impl)
+    for _ in range(2):
+        a, b = inputs.randn(40, 30), inputs.randn(30, 20)
+        bias = inputs.randn(20, 3)[:, 1]  # stride 3
+        got = K.matmul_bias_act(a, b, bias, act="none", impl=impl)
+        inputs.assert_close(got, a.double() @ b.double() + bias.double(), torch.float32, "strided bias")
+
+
 @pytest.mark.gpu
 def test_matmul_bias_gelu_at_gpu_size(inputs):
     if inputs.device == "cpu":

@@ -321,3 +321,21 @@ def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, torch_
         assert all(type(a) is Scalar for a in args[2:])
         assert [type(a.value) for a in args[2:]] == [np.float32, np.int32, np.float64, np.uint64]
     assert second[0] is third[0] and second[3] is third[3]  # reused, not rebuilt per launch
+
+
+def test_a_non_tensor_after_the_first_tensor_leaves_the_torch_pattern(use_device, fake_cupy, torch_stream):
+    """The torch pattern's code checks the first tensor's type only; a later
+    argument that is no tensor (a CuPy array, a string) gets the general
+    path's answer, never an AttributeError."""
+    use_device("sm_90")
+    cupy = fake_cupy()
+    kernel = portagpu.CudaKernel(SOURCE, "scale")
+    x, out = torch.zeros(8).as_subclass(OnGpu), torch.zeros(8).as_subclass(OnGpu)
+    for _ in range(2):
+        portagpu.launch(kernel, (1,), x, out, 0.5, 8, 0.25, 3)
+    assert "def fast_launch" in kernel._fast.source
+    array = cupy.ndarray()
+    portagpu.launch(kernel, (1,), x, array, 0.5, 8, 0.25, 3)  # both on GPU 0: the general path launches
+    assert cupy.launches[-1]["args"][:2] == [x.data_ptr(), array]
+    with pytest.raises(LaunchError, match="pointer parameter"):
+        portagpu.launch(kernel, (1,), x, "out", 0.5, 8, 0.25, 3)

@@ -58,3 +58,21 @@ def test_last_backend_is_per_thread():
     thread.join()
     assert seen == [None]
     assert portagpu.last_backend() is not None
+
+
+def test_repeated_torch_calls_keep_their_checks_and_report():
+    """After one torch call, plain torch tensors take a short path: the
+    BlasCall is the same, and anything else (numpy, a subclass, `out=`, a
+    tensor on the meta device) still gets the general path's checks."""
+    a, b = torch.randn(8, 4, device=WHERE), torch.randn(4, 2, device=WHERE)
+    portagpu.matmul(a, b)
+    first = portagpu.last_backend()
+    portagpu.matmul(np.ones((2, 2)), np.ones((2, 2)))
+    torch.testing.assert_close(portagpu.matmul(a, b), a @ b)
+    assert portagpu.last_backend() is first
+    with pytest.raises(LaunchError, match="mixed frameworks"):
+        portagpu.matmul(a, np.ones((4, 2)))
+    with pytest.raises(LaunchError, match="different devices"):
+        portagpu.matmul(a, torch.randn(4, 2, device="meta"))
+    param = torch.nn.Parameter(b)  # a subclass: the general path, same answer
+    torch.testing.assert_close(portagpu.matmul(a, param), a @ b)

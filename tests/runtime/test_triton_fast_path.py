@@ -307,3 +307,47 @@ def test_a_prepared_launch_falls_back_where_it_must(kernel, use_device):
     assert kinds(kernel)[2:] == ["native", "native"]
     go(x, "not a tensor")  # not keyable: Triton's own dispatch (which would raise)
     assert kernel.log[-1][0] == "native" and kernel.log[-1][2][1] == "not a tensor"
+
+
+def test_a_trusted_prepared_launch_keys_the_device_and_alignment(kernel):
+    """trusted=True (portagpu.kernels: a plan per dtype and device): the key is
+    the current device and the tensors' alignment; dtypes and is_cuda are not
+    read again, alignment still picks another specialisation."""
+    from portagpu.runtime.dispatch import prepare_launch
+
+    go = prepare_launch(kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32}, trusted=True)
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    go(x, y)
+    go(y, x)
+    assert kinds(kernel) == ["native", "fast"]
+    assert kernel.log[1][1][-5:] == (y.data_ptr(), x.data_ptr(), 48, 32, 7)
+    assert ".dtype" not in go.source and ".is_cuda" not in go.source
+    go(x[1:], y)  # misaligned: Triton compiles that specialisation
+    go(x[1:], y)
+    assert kinds(kernel)[2:] == ["native", "fast"]
+    go(x, "not a tensor")  # still refused to the general path
+    assert kernel.log[-1][0] == "native" and kernel.log[-1][2][1] == "not a tensor"
+
+
+def test_the_last_hit_is_remembered_but_each_key_keeps_its_entry(kernel, monkeypatch):
+    """Generated code keeps its last hit (key and entry) to skip the dict
+    lookup; alternating specialisations still launch their own kernels."""
+    functions = {}  # BLOCK -> the compiled kernel's function
+    original = JITFunction.__getitem__
+
+    def getitem(self, grid):
+        def native(*args, **kwargs):
+            compiled = original(self, grid)(*args, **kwargs)
+            functions[kwargs["BLOCK"]] = compiled.function
+            return compiled
+
+        return native
+
+    monkeypatch.setattr(JITFunction, "__getitem__", getitem)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    blocks = (32, 64, 32, 64, 64, 32)
+    for block in blocks:
+        portagpu.launch(kernel, (1,), x, x, 64, BLOCK=block)
+    assert kinds(kernel) == ["native", "native", "fast", "fast", "fast", "fast"]
+    launched = [launch[4] for kind, launch in kernel.log[2:]]  # the function each fast launch ran
+    assert launched == [functions[block] for block in blocks[2:]]

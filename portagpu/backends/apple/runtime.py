@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from portagpu.errors import LaunchError
+from portagpu.backends._interpreted import InterpretedRuntime
 
 
-class AppleRuntime:
-    """Runtime half of the MPS (Apple) backend (see portagpu/runtime)."""
+class AppleRuntime(InterpretedRuntime):
+    """Runtime half of the MPS (Apple) backend (see portagpu/runtime). Triton has no
+    Metal backend: its interpreter runs kernels on host copies of the MPS tensors."""
 
-    triton_options: frozenset[str] = frozenset()
-    # Triton has no Metal backend: its interpreter runs
-    # kernels on host copies of the MPS tensors
-    triton_mode = "interpreted"
-    triton_fast_path = False
-
-    def cuda_compiler(self) -> str | None:
-        return None
-
-    def compile_cuda(self, source: str, *, options: tuple[str, ...], device) -> Any:
-        raise LaunchError("CUDA C source cannot be compiled for MPS (Apple)")
+    compile_target = "MPS (Apple)"
 
     def blas_library(self, framework: str) -> str:
         return "MPS" if framework == "torch" else "Accelerate"

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from portagpu.errors import LaunchError
+from portagpu.backends._interpreted import InterpretedRuntime
 
 
-class CpuRuntime:
-    """Runtime half of the CPU backend (see portagpu/runtime)."""
+class CpuRuntime(InterpretedRuntime):
+    """Runtime half of the CPU backend (see portagpu/runtime): Triton's interpreter
+    runs kernels on CPU tensors."""
 
-    triton_options: frozenset[str] = frozenset()
-    # Triton's interpreter runs kernels on CPU tensors
-    triton_mode = "interpreted"
-    triton_fast_path = False
-
-    def cuda_compiler(self) -> str | None:
-        return None
-
-    def compile_cuda(self, source: str, *, options: tuple[str, ...], device) -> Any:
-        raise LaunchError("CUDA C source cannot be compiled for the CPU")
+    compile_target = "the CPU"
 
     def blas_library(self, framework: str) -> str:
         if framework == "torch":

@@ -1,6 +1,8 @@
-"""PG503: a ballot result kept in 32 bits, counted with __popc/__ffs/__clz, or
+"""PG503: a ballot result kept in 32 bits, counted with __popc/__ffs/__clz,
 combined (`&`, `|`, `^`) with a 32-bit value (`__ballot_sync(m, p) & lanemask_lt()`
-where lanemask_lt returns a 32-bit type): the upper 32 lanes are dropped."""
+where lanemask_lt returns a 32-bit type), or compared with a 32-bit full mask
+(`__ballot_sync(m, p) == ~0u`, "every lane voted"): the upper 32 lanes are
+dropped, or a full wave64 vote never equals the mask."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, unwrap
-from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration
+from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration, is_full_mask_32
 
 BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
 # Only these keep their meaning at 64 bits; `31 - __clz(b)` or `__brev(b)` around
@@ -21,7 +23,9 @@ def _assigned_32bit(unit: CudaUnit, call: Any) -> str | None:
     """Name of the 32-bit variable the call's value is stored in, if any."""
     node = call
     while node.parent is not None and node.parent.type in (
-        "parenthesized_expression", "cast_expression"):
+        "parenthesized_expression",
+        "cast_expression",
+    ):
         node = node.parent
     parent = node.parent
     if parent is None:
@@ -58,7 +62,10 @@ def _returns_32bit(unit: CudaUnit, name: str) -> bool:
 def _combined_32bit(unit: CudaUnit, call: Any) -> str | None:
     """The 32-bit operand a ballot is `&`/`|`/`^`-combined with, if any."""
     node = call
-    while node.parent is not None and node.parent.type in ("parenthesized_expression", "cast_expression"):
+    while node.parent is not None and node.parent.type in (
+        "parenthesized_expression",
+        "cast_expression",
+    ):
         node = node.parent
     parent = node.parent
     if parent is None or parent.type != "binary_expression":
@@ -73,36 +80,78 @@ def _combined_32bit(unit: CudaUnit, call: Any) -> str | None:
         return text_of(other) if _returns_32bit(unit, callee_name(other)) else None
     if other.type == "identifier":
         decl = unit.declarations_in_scope(call).get(text_of(other))
-        if decl is not None and decl[0].type in ("declaration", "parameter_declaration") and (
-            is_32bit_declaration(decl[0])
+        if (
+            decl is not None
+            and decl[0].type in ("declaration", "parameter_declaration")
+            and (is_32bit_declaration(decl[0]))
         ):
             return text_of(other)
     return None
 
 
+def ballot_value(unit: CudaUnit, node: Any) -> str | None:
+    """The ballot function whose result `node` is: the call itself, or a
+    variable initialised with it."""
+    node = unwrap(node)
+    if node is None:
+        return None
+    if node.type == "call_expression" and callee_name(node) in BALLOTS:
+        return callee_name(node)
+    if node.type == "identifier":
+        decl = unit.declarations_in_scope(node).get(text_of(node))
+        init = unwrap(decl[1]) if decl and decl[1] is not None else None
+        if init is not None and init.type == "call_expression" and callee_name(init) in BALLOTS:
+            return callee_name(init)
+    return None
+
+
+def _compared_with_full_32(call: Any) -> str | None:
+    """The 32-bit full mask a ballot is compared with (`== ~0u`), if any."""
+    node = call
+    while node.parent is not None and node.parent.type == "parenthesized_expression":
+        node = node.parent
+    parent = node.parent
+    if parent is None or parent.type != "binary_expression":
+        return None
+    if text_of(parent.child_by_field_name("operator")) not in ("==", "!="):
+        return None
+    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    return is_full_mask_32(right if left == node else left)
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    for name, call in unit.calls(BALLOTS):
+        mask = _compared_with_full_32(call)
+        if mask:
+            yield Hit(
+                call.start_byte,
+                call.end_byte,
+                {"func": name, "problem": f"compared with the 32-bit mask `{mask}`"},
+            )
     for name, call, target in narrow_stores(unit, BALLOTS):
-        yield Hit(call.start_byte, call.end_byte,
-                  {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target})
+        yield Hit(
+            call.start_byte,
+            call.end_byte,
+            {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target},
+        )
     for name, call in unit.calls(BALLOTS):
         other = _combined_32bit(unit, call)
         if other:
-            yield Hit(call.start_byte, call.end_byte, {"func": name, "problem": f"combined with 32-bit `{other}`"})
+            yield Hit(
+                call.start_byte,
+                call.end_byte,
+                {"func": name, "problem": f"combined with 32-bit `{other}`"},
+            )
     for counter, call in unit.calls(frozenset(BIT_COUNTS_32)):
         args = call_args(call)
         if len(args) != 1:
             continue
-        arg = unwrap(args[0])
-        source = None
-        if arg.type == "call_expression" and callee_name(arg) in BALLOTS:
-            source = callee_name(arg)
-        elif arg.type == "identifier":
-            decl = unit.declarations_in_scope(call).get(text_of(arg))
-            init = unwrap(decl[1]) if decl and decl[1] is not None else None
-            if init is not None and init.type == "call_expression" and callee_name(init) in BALLOTS:
-                source = callee_name(init)
+        source = ballot_value(unit, args[0])
         if source:
             function = call.child_by_field_name("function")
-            yield Hit(function.start_byte, function.end_byte,
-                      {"func": source, "problem": f"counted with `{counter}` (32 bits)"},
-                      replacement=BIT_COUNTS_32[counter] if counter in SAFE_WIDENING else None)
+            yield Hit(
+                function.start_byte,
+                function.end_byte,
+                {"func": source, "problem": f"counted with `{counter}` (32 bits)"},
+                replacement=BIT_COUNTS_32[counter] if counter in SAFE_WIDENING else None,
+            )

@@ -7,7 +7,14 @@ arithmetic out, the left operand must come from the thread index (or a thread
 count) and the code must be about warps: the enclosing function uses a warp
 primitive, names lanes/warps, or (for `tid < 32`) reduces through `volatile`
 shared memory; or the result goes into a lane/warp variable.
-Also `NUM_WARPS * 32` and `warp_id * 32`: a count of warps turned into threads.
+Also `NUM_WARPS * 32` and `warp_id * 32`: a count of warps turned into threads,
+`32 * x128::size` where the file also writes `WARP_SIZE * x128::size` (a warp's
+worth of vectors spelled with the literal),
+and any `X / 32` whose result is named as a warp count (`CTA_WARPS = SIZE / 32`).
+A translation unit that issues warp-collective instructions (inline PTX
+`mma.sync`/`ldmatrix`/`shfl.sync`, WMMA) is about warps throughout: its
+thread-index arithmetic by 32 is lane/warp arithmetic (a GEMM kernel splitting
+`threadIdx.x / 32` into fragment rows).
 """
 
 from __future__ import annotations
@@ -17,7 +24,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, const_value, enclosing_function, float_value, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    call_args,
+    callee_name,
+    const_value,
+    enclosing_function,
+    float_value,
+    unwrap,
+)
+from portagpu.cuda.warp.ballot_width import ballot_value
 from portagpu.cuda.warp.common import WARP_PRIMITIVES, WARPISH_NAME, Options, mentions
 
 # operator -> the constant that makes it warp-width arithmetic
@@ -25,14 +42,24 @@ WARP_OPERANDS = {"%": 32, "/": 32, "&": 31, ">>": 5, "==": 31, "!=": 31, "<": 32
 # a comparison marks a warp's lanes only in code that is about warps
 COMPARISONS = frozenset({"==", "!=", "<"})
 THREAD_SOURCES = frozenset({"threadIdx", "blockDim", "__lane_id", "laneid", "thread_rank"})
-THREADISH_NAME = re.compile(r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$",
-                            re.IGNORECASE)
+THREADISH_NAME = re.compile(
+    r"^(t|thread|local)_?(id|idx|x)$|^tid\w*$|^lane\w*$|^thread_?(id|idx|rank)\w*$", re.IGNORECASE
+)
 # a count of threads: `N_THREADS / 32` is a count of warps (division only)
 THREAD_COUNT_NAME = re.compile(
-    r"^(n_?|num_?|k_?)?((cta|block)_?)?threads(_?per_?(block|cta))?_?$|^(block|cta)_?(size|threads)_?$",
+    r"^(n_?|num_?|k_?)?((cta|block)_?)?threads(_?per_?(block|cta))?_?$|^(block|cta)_?(size|threads)_?$"
+    r"|^\w+_threads$",
     re.IGNORECASE,
 )
 WARP_COUNT_NAME = re.compile(r"warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
+# a count of warps held in a name (`CTA_WARPS`, `warps_per_block`, `num_warps`)
+WARP_TOTAL_NAME = re.compile(r"warps|(^|_)n_?warp(_|$)", re.IGNORECASE)
+# warp-collective instructions in inline PTX, and the WMMA API: code built on them
+# is laid out for 32-lane warps
+COLLECTIVE_PTX = re.compile(
+    r"\b(?:mma\.sync|ldmatrix|wgmma|movmatrix|shfl\.sync|vote\.sync|redux\.sync|"
+    r"match\.(?:any|all)\.sync|bar\.warp\.sync)\b|\bwmma::"
+)
 
 
 def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0, counts: bool = False) -> bool:
@@ -43,11 +70,17 @@ def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0, counts: bool = Fa
         current = stack.pop()
         if current.type == "identifier":
             name = text_of(current)
-            if name in THREAD_SOURCES or THREADISH_NAME.match(name) or (counts and THREAD_COUNT_NAME.match(name)):
+            if (
+                name in THREAD_SOURCES
+                or THREADISH_NAME.match(name)
+                or (counts and THREAD_COUNT_NAME.match(name))
+            ):
                 return True
             decl = unit.declarations_in_scope(current).get(name)
-            if decl is not None and decl[1] is not None and _thread_derived(
-                unit, decl[1], depth + 1, counts
+            if (
+                decl is not None
+                and decl[1] is not None
+                and _thread_derived(unit, decl[1], depth + 1, counts)
             ):
                 return True
         elif current.type == "field_identifier" and text_of(current) == "thread_rank":
@@ -80,9 +113,18 @@ def _warp_function(unit: CudaUnit, node: Any, synchronous: bool = False) -> bool
     key = function.start_byte
     if key not in cache:
         cache[key] = mentions(function, WARP_PRIMITIVES) or _names_warps(function)
-    if cache[key]:
+    if cache[key] or (not synchronous and _collective_unit(unit)):
+        # (a lane comparison such as `tid < 32` still needs this function to be about warps)
         return True
     return synchronous and b"volatile" in function.text
+
+
+def _collective_unit(unit: CudaUnit) -> bool:
+    """Does the translation unit issue warp-collective instructions?"""
+    flag = unit.__dict__.get("_collective_unit")
+    if flag is None:
+        flag = unit.__dict__["_collective_unit"] = COLLECTIVE_PTX.search(unit.text) is not None
+    return flag
 
 
 def _names_warps(function: Any) -> bool:
@@ -107,16 +149,78 @@ def _warp_section(unit: CudaUnit, node: Any, left: Any) -> bool:
     return not name.lower().startswith("lane")
 
 
+# a warp-width symbol: WARP_SIZE, kWarpSize, warpSize, THREADS_PER_WARP
+WARP_WIDTH_NAME = re.compile(r"warp_?size|threads_?per_?warp|warp_?threads", re.IGNORECASE)
+
+
+def _warp_partners(unit: CudaUnit) -> frozenset[str]:
+    """What the unit multiplies by its warp-width symbol (`WARP_SIZE * x128::size`
+    -> "x128::size"): `32 * x128::size` elsewhere is the same warp's worth."""
+    cached = unit.__dict__.get("_warp_partners")
+    if cached is None:
+        partners = set()
+        for node in unit.nodes("binary_expression"):
+            op = node.child_by_field_name("operator")
+            if op is None or text_of(op) != "*":
+                continue
+            left, right = (
+                unwrap(node.child_by_field_name("left")),
+                unwrap(node.child_by_field_name("right")),
+            )
+            for symbol, other in ((left, right), (right, left)):
+                if (
+                    symbol is not None
+                    and other is not None
+                    and symbol.type == "identifier"
+                    and (WARP_WIDTH_NAME.search(text_of(symbol)))
+                ):
+                    partners.add("".join(text_of(other).split()))
+        cached = unit.__dict__["_warp_partners"] = frozenset(partners)
+    return cached
+
+
+def _warp_width_product(unit: CudaUnit, node: Any) -> bool:
+    """`32 * x128::size` where the unit also writes `WARP_SIZE * x128::size`."""
+    left, right = (
+        unwrap(node.child_by_field_name("left")),
+        unwrap(node.child_by_field_name("right")),
+    )
+    for const, other in ((left, right), (right, left)):
+        if const is not None and other is not None and const_value(const) == 32:
+            text = "".join(text_of(other).split())
+            if "::" in text and text in _warp_partners(unit):
+                return True
+    return False
+
+
 def _warps_to_threads(node: Any) -> bool:
     """`NUM_WARPS * 32`, `32 * warp_id`: a count or index of warps times 32."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     for count, other in ((left, right), (right, left)):
         count = unwrap(count)
-        if count is not None and count.type in ("identifier", "field_expression", "qualified_identifier") and (
-            WARP_COUNT_NAME.search(text_of(count)) and const_value(other) == 32
+        if (
+            count is not None
+            and count.type in ("identifier", "field_expression", "qualified_identifier")
+            and (WARP_COUNT_NAME.search(text_of(count)) and const_value(other) == 32)
         ):
             return True
     return False
+
+
+def _ballot_count(unit: CudaUnit, node: Any) -> bool:
+    """`__popc(ballot)`, or a variable holding it: the number of lanes that voted."""
+    node = unwrap(node)
+    if node is not None and node.type == "identifier":
+        decl = unit.declarations_in_scope(node).get(text_of(node))
+        node = unwrap(decl[1]) if decl and decl[1] is not None else None
+    if (
+        node is None
+        or node.type != "call_expression"
+        or callee_name(node) not in ("__popc", "__popcll")
+    ):
+        return False
+    args = call_args(node)
+    return len(args) == 1 and ballot_value(unit, args[0]) is not None
 
 
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
@@ -125,10 +229,25 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         if op_node is None:
             continue
         op = text_of(op_node)
+        if (
+            op in ("==", "!=")
+            and const_value(node.child_by_field_name("right")) == 32
+            and _ballot_count(unit, node.child_by_field_name("left"))
+        ):
+            # `__popc(ballot) == 32`: "every lane voted" counts 32 lanes
+            yield Hit(
+                node.start_byte,
+                node.end_byte,
+                {"expr": " ".join(text_of(node).split()), "op": op, "value": 32},
+            )
+            continue
         if op == "*":
-            if _warps_to_threads(node):
-                yield Hit(node.start_byte, node.end_byte,
-                          {"expr": " ".join(text_of(node).split()), "op": op, "value": 32})
+            if _warps_to_threads(node) or _warp_width_product(unit, node):
+                yield Hit(
+                    node.start_byte,
+                    node.end_byte,
+                    {"expr": " ".join(text_of(node).split()), "op": op, "value": 32},
+                )
             continue
         wanted = WARP_OPERANDS.get(op)
         right = node.child_by_field_name("right")
@@ -137,12 +256,25 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         ):
             continue
         left = node.child_by_field_name("left")
-        if left is None or not _thread_derived(unit, left, counts=op in ("/", ">>")):
+        if left is None:
+            continue
+        if op == "/" and WARP_TOTAL_NAME.search(_result_name(node)):
+            # `CTA_WARPS = RASTER_CTA_SIZE / 32`: whatever is divided, the result counts warps
+            yield Hit(
+                node.start_byte,
+                node.end_byte,
+                {"expr": " ".join(text_of(node).split()), "op": op, "value": wanted},
+            )
+            continue
+        if not _thread_derived(unit, left, counts=op in ("/", ">>")):
             continue
         if op == "<" and not _warp_section(unit, node, left):
             continue
         target = _result_name(node)
         if not (WARPISH_NAME.search(target) or _warp_function(unit, node, op in COMPARISONS)):
             continue
-        yield Hit(node.start_byte, node.end_byte,
-                  {"expr": " ".join(text_of(node).split()), "op": op, "value": wanted})
+        yield Hit(
+            node.start_byte,
+            node.end_byte,
+            {"expr": " ".join(text_of(node).split()), "op": op, "value": wanted},
+        )

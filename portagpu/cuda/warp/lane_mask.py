@@ -22,8 +22,12 @@ REPLACEMENT = "~0ull"
 ANY_SYNC = "__*_sync"
 # A mask constant named like this is reported even where no *_sync call in the
 # same file uses it (a header that defines it for other files).
-MASK_NAME = re.compile(r"^(k_?)?(full|all|warp|lane|active|default)_?(warp_?|lane_?)?mask(_?32)?$",
-                       re.IGNORECASE)
+# Either word order: FULL_MASK, kWarpMask, MASK_ALL, MASK_FULL_WARP.
+MASK_NAME = re.compile(
+    r"^(k_?)?((full|all|warp|lane|active|default|final)_?(warp_?|lane_?)?mask"
+    r"|mask_?(full|all|warp)(_?(warp|lanes?))?)(_?32)?$",
+    re.IGNORECASE,
+)
 
 
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
@@ -36,8 +40,12 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         mask = unwrap(args[0])
         literal = is_full_mask_32(mask)
         if literal:
-            yield Hit(mask.start_byte, mask.end_byte, {"mask": literal, "func": name},
-                      replacement=REPLACEMENT)
+            yield Hit(
+                mask.start_byte,
+                mask.end_byte,
+                {"mask": literal, "func": name},
+                replacement=REPLACEMENT,
+            )
             continue
         if mask.type != "identifier":
             continue
@@ -48,9 +56,12 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             value = is_full_mask_32(init)
             if value and init.start_byte not in reported:
                 reported.add(init.start_byte)
-                yield Hit(init.start_byte, init.end_byte,
-                          {"mask": f"{ident} = {value}", "func": name},
-                          replacement=_initializer_replacement(decl[0]))
+                yield Hit(
+                    init.start_byte,
+                    init.end_byte,
+                    {"mask": f"{ident} = {value}", "func": name},
+                    replacement=_initializer_replacement(decl[0]),
+                )
             continue
         value = macro_is_full_mask_32(unit, ident)
         if value and unit.macros[ident].start_byte not in reported:
@@ -77,9 +88,12 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             value = is_full_mask_32(init)
             if value:
                 reported.add(init.start_byte)
-                yield Hit(init.start_byte, init.end_byte,
-                          {"mask": f"{ident} = {value}", "func": ANY_SYNC},
-                          replacement=_initializer_replacement(decl))
+                yield Hit(
+                    init.start_byte,
+                    init.end_byte,
+                    {"mask": f"{ident} = {value}", "func": ANY_SYNC},
+                    replacement=_initializer_replacement(decl),
+                )
 
 
 def _initializer_replacement(decl) -> str | None:
@@ -104,5 +118,9 @@ def _macro_hit(node, ident: str, value: str, func: str) -> Hit | None:
     if offset < 0:
         return None
     start = value_node.start_byte + offset
-    return Hit(start, start + len(value.encode()), {"mask": f"{ident} ({value})", "func": func},
-               replacement=REPLACEMENT)
+    return Hit(
+        start,
+        start + len(value.encode()),
+        {"mask": f"{ident} ({value})", "func": func},
+        replacement=REPLACEMENT,
+    )

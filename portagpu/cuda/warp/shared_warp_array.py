@@ -1,5 +1,6 @@
 """PG507: __shared__ arrays with one slot per warp, sized `blockDim.x / 32`,
-`BLOCK / 32` or `BLOCK >> 5`: on a 64-wide wavefront the count is wrong.
+`BLOCK / 32` or `BLOCK >> 5`: on a 64-wide wavefront the count is wrong. An
+array so sized but indexed only by a non-warp index (`s[t / 16]`) is data.
 
 Also a block reduction's scratch `__shared__ T s[32]` that is written per warp
 (`s[wid] = v`) and read back by lane under a 32-lane warp count
@@ -45,13 +46,44 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 if size is not None and size.type == "binary_expression":
                     op = text_of(size.child_by_field_name("operator"))
                     parsed = int_value(size.child_by_field_name("right"))
-                    if op in DIVISORS and parsed and parsed[0] == DIVISORS[op]:
-                        yield Hit(size.start_byte, size.end_byte,
-                                  {"size": " ".join(text_of(size).split())})
+                    if (
+                        op in DIVISORS
+                        and parsed
+                        and parsed[0] == DIVISORS[op]
+                        and not _data_tile(node)
+                    ):
+                        yield Hit(
+                            size.start_byte,
+                            size.end_byte,
+                            {"size": " ".join(text_of(size).split())},
+                        )
                 elif size is not None and _read_back_over_32_warps(unit, node, size):
-                    yield Hit(size.start_byte, size.end_byte,
-                              {"size": f"{text_of(node.child_by_field_name('declarator'))}[32]"})
+                    yield Hit(
+                        size.start_byte,
+                        size.end_byte,
+                        {"size": f"{text_of(node.child_by_field_name('declarator'))}[32]"},
+                    )
             stack.extend(node.named_children)
+
+
+def _data_tile(array: Any) -> bool:
+    """`__shared__ T s[N / 32]` indexed only by something that is not a warp
+    index (`s[t / 16]`: one scale per 32 elements): a data tile, not per-warp
+    slots. An array never subscripted (or only at constants) stays a per-warp guess."""
+    name_node = array.child_by_field_name("declarator")
+    function = enclosing_function(array)
+    if function is None or name_node is None or name_node.type != "identifier":
+        return False
+    indices = []
+    for sub in _subscripts(function, text_of(name_node)):
+        index = sub.child_by_field_name("indices")
+        if (
+            index is not None
+            and index.named_children
+            and const_value(index.named_children[0]) is None
+        ):
+            indices.append(index.named_children[0])  # `s[0]` says nothing either way
+    return bool(indices) and not any(_warp_index(i) for i in indices)
 
 
 def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
@@ -71,7 +103,11 @@ def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
         if index is None:
             continue
         parent = sub.parent
-        if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == sub:
+        if (
+            parent is not None
+            and parent.type == "assignment_expression"
+            and parent.child_by_field_name("left") == sub
+        ):
             written = written or _warp_index(index)
         elif _lane_index(index) and _under_32_lane_count(unit, sub):
             read_back = True
@@ -126,7 +162,10 @@ def _under_32_lane_count(unit: CudaUnit, node: Any) -> bool:
     child, parent = node, node.parent
     while parent is not None and parent.type != "function_definition":
         test = None
-        if parent.type == "conditional_expression" and parent.child_by_field_name("condition") != child:
+        if (
+            parent.type == "conditional_expression"
+            and parent.child_by_field_name("condition") != child
+        ):
             test = parent.child_by_field_name("condition")
         elif parent.type == "if_statement" and parent.child_by_field_name("condition") != child:
             test = parent.child_by_field_name("condition")

@@ -98,7 +98,11 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         init = loop.child_by_field_name("initializer")
         shape = f"offsets {'16 down to 1' if downward else '1 up to 16'}"
         yield Hit(init.start_byte, init.end_byte, {"shape": shape})
-    for name, call in unit.calls(SHUFFLES):
+    for call in unit.nodes("call_expression"):
+        # builtins, and a project's wrappers named like them (`packed_shfl_down_sync`)
+        name = _shuffle_name(call)
+        if not name:
+            continue
         delta = _delta(name, call)
         parsed = int_value(delta) if delta is not None else None
         if parsed and parsed[0] == 16:

@@ -67,6 +67,7 @@ def macro_body_hits(
         inner = CudaUnit(
             (prelude + head + body + _TAIL).decode("utf-8", "surrogatepass"), unit.guard_macros
         )
+        inner.file_data = unit.index.data  # the file's #includes, for checkers that ask
         for rule, hit in run(inner, rules):
             if base <= hit.start and hit.end <= base + len(body):
                 shift = start - base

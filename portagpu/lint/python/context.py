@@ -109,7 +109,9 @@ class Context:
         if self._bindings is None:
             from portagpu.lint.python.bindings import Bindings
 
-            self._bindings = Bindings(self.tree, may_delete=_DEL.search(self.source.text) is not None)
+            self._bindings = Bindings(
+                self.tree, may_delete=_DEL.search(self.source.text) is not None
+            )
         path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
         return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
@@ -237,12 +239,38 @@ class Context:
             self._test(node.test)
             saved = self.cover
             self.cover = saved | cover
-            if cls is ast.IfExp:
-                self._branch(node.body, old in ("body", "both"), self._child)
-                self._branch(node.orelse, old in ("orelse", "both"), self._child)
-            else:
-                self._branch(node.body, old in ("body", "both"), self._block)
-                self._branch(node.orelse, old in ("orelse", "both"), self._block)
+            # `if x.device != "cuda": x = x.to("cuda")`: the body runs exactly off CUDA
+            negated = (
+                cover
+                and cover <= guards.NON_CUDA
+                and guards.negated_device_test(node.test, self.qualify)
+            )
+            visit = self._child if cls is ast.IfExp else self._block
+            if negated:
+                self.cover = saved
+            self._branch(node.body, old in ("body", "both"), visit)
+            self.cover = saved | cover
+            self._branch(node.orelse, old in ("orelse", "both"), visit)
+            self.cover = saved
+        elif (cls is ast.For or cls is ast.AsyncFor) and self._loop_cover(node.iter):
+            # `for i in range(torch.cuda.device_count()):` runs only where there are devices
+            self._child(node.target)
+            self._child(node.iter)
+            saved = self.cover
+            self.cover = saved | self._loop_cover(node.iter)
+            self._block(node.body)
+            self.cover = saved
+            self._block(node.orelse)
+        elif cls in _COMPREHENSIONS and any(self._loop_cover(g.iter) for g in node.generators):
+            # `[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]`
+            cover = frozenset().union(*(self._loop_cover(g.iter) for g in node.generators))
+            for generator in node.generators:
+                self._child(generator)
+            saved = self.cover
+            self.cover = saved | cover
+            for field in ("elt", "key", "value"):
+                if getattr(node, field, None) is not None:
+                    self._child(getattr(node, field))
             self.cover = saved
         elif cls in _FUNCTIONS or cls is ast.ClassDef:
             self._definition(node)
@@ -298,6 +326,10 @@ class Context:
             if node.returns is not None:
                 self._child(node.returns)
             own = guards.function_cover(node, self.guard_names)
+            if own and guards.names_nvidia_tool(node.name) and not self._has_amd_side():
+                # `def parse_nvidia_smi():` in a module with no AMD counterpart is a
+                # helper named for the tool it runs, not one vendor's side of a dispatch
+                own = guards.NONE
         own = own | guards.decorator_cover(node.decorator_list, self.qualify, self.guard_names)
         saved = self.cover
         self.cover = saved | own
@@ -307,6 +339,25 @@ class Context:
     def _cover_of(self, test: ast.AST) -> frozenset[str]:
         return guards.test_cover(test, self.qualify, self.guard_names, self._probe_value)
 
+    def _has_amd_side(self) -> bool:
+        """The module names AMD's tools or platform anywhere (its other side)."""
+        found = self.memo.get("amd_side")
+        if found is None:
+            found = self.memo["amd_side"] = self.text_mentions(*guards.AMD_SIDE_WORDS)
+        return found
+
+    def _loop_cover(self, iterable: ast.AST) -> frozenset[str]:
+        """A loop over `range(<device count>)` covers like the count's test."""
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range"
+            and iterable.args
+            and not iterable.keywords
+        ):
+            return self._cover_of(iterable.args[-1 if len(iterable.args) < 3 else 1])
+        return guards.NONE
+
     def _probe_value(self, name: ast.Name) -> ast.expr | None:
         """What a name in a test was assigned, if that is a torch.cuda probe."""
         if name.id not in self._cuda_assigned():
@@ -315,7 +366,9 @@ class Context:
         if value is None:
             return None
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Attribute) and (self.qualify(sub) or "").startswith("torch.cuda."):
+            if isinstance(sub, ast.Attribute) and (self.qualify(sub) or "").startswith(
+                "torch.cuda."
+            ):
                 return value
         return None
 
@@ -386,6 +439,9 @@ class Context:
                         fell_through += 1
         self.cover = saved
         self.old_path -= fell_through
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 @lru_cache(maxsize=256)

@@ -14,6 +14,10 @@ guard. The heuristics, in order of strength:
   `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
   `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`,
   `device.startswith("cuda:")`).
+* A negated device test (`x.device != "cuda"`, `not x.is_cuda`) covers only
+  its else branch: its body runs exactly where there is no CUDA device.
+  A loop over `range(torch.cuda.device_count())` (or a name counting GPUs)
+  covers its body like the count's test: it runs only where devices exist.
 * MPS checks (`torch.backends.mps.is_available()`, `== "mps"`) cover mps: the
   author handled MPS; the other branch still has to work on CPU.
 * An `if <guard>:` whose body ends in return/raise/continue/break, or an
@@ -32,7 +36,9 @@ guard. The heuristics, in order of strength:
   DeepSpeedAccelerator), CudaInterface(DeviceInterface)) and is that vendor's
   side of it (every target when its own name names no vendor). A function or
   class whose name holds a vendor word (`_cuda_synchronize`, `emit_nvtx`,
-  `init_nvml`) declares itself vendor-specific.
+  `init_nvml`) declares itself vendor-specific, except a function named for an
+  NVIDIA tool (`parse_nvidia_smi`) in a module with no AMD side at all: that
+  is a helper named for what it runs, called whatever the GPU.
 * Vendor words: "cuda"/"cudnn"/"nccl"/"cublas" name CUDA APIs that ROCm builds
   map to HIP, so they cover mps and cpu only; NVIDIA hardware words
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
@@ -119,6 +125,17 @@ def words_of(name: str) -> tuple[str, ...]:
     return _words(name)
 
 
+# words that show a module has an AMD side (a dispatch's other branch)
+AMD_SIDE_WORDS = ("amdsmi", "amd-smi", "rocm-smi", "rocm_smi", "rocm", "ROCm", "ROCM", "hip", "HIP")
+# NVIDIA tool words: a function named with one wraps that tool
+_NVIDIA_TOOL_WORDS = ("nvidia", "nvml", "nvsmi")
+
+
+def names_nvidia_tool(name: str) -> bool:
+    """`parse_nvidia_smi`, `nvml_info`: named for the NVIDIA tool it runs."""
+    return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in _words(name))
+
+
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:
@@ -138,10 +155,14 @@ def _device_presence(name: str) -> bool:
     """`device_count`, `DEVICE_COUNT`, `num_gpus`, `n_gpu`: counts of GPUs
     (compared with 0, they are device checks)."""
     words = _words(name)
-    return ("device" in words and "count" in words) or any(w in ("gpu", "gpus", "ngpu", "ngpus") for w in words)
+    return ("device" in words and "count" in words) or any(
+        w in ("gpu", "gpus", "ngpu", "ngpus") for w in words
+    )
 
 
-def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None) -> frozenset[str]:
+def test_cover(
+    test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None
+) -> frozenset[str]:
     """Targets covered by code that runs under (or instead of) `test`.
     `resolve(name)` gives the value a plain name was assigned (so that
     `n = torch.cuda.device_count()` ... `if n > 0:` is a device check)."""
@@ -191,6 +212,24 @@ def test_cover(test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=
     return frozenset(cover)
 
 
+def negated_device_test(test: ast.AST, qualify) -> bool:
+    """`x.device != "cuda"`, `x.device.type != torch.device("cuda")`,
+    `not x.is_cuda`: a device test whose true branch runs off CUDA."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
+        for side in (test.left, test.comparators[0]):
+            if isinstance(side, ast.Call) and qualify(side.func) == "torch.device" and side.args:
+                side = side.args[0]
+            if (
+                isinstance(side, ast.Constant)
+                and isinstance(side.value, str)
+                and _CUDA_STRING.match(side.value)
+            ):
+                return True
+    return False
+
+
 _VERSION_CALLS = ("parse", "Version", "parse_version", "LooseVersion", "StrictVersion")
 _NEWER = ("greater", "newer", "at_least", "atleast", "min", "ge", "gt", "after")
 _OLDER = ("less", "older", "below", "before", "lt", "le", "max")
@@ -231,7 +270,11 @@ def version_gate(test: ast.AST) -> str | None:
         if "version" not in name:
             return None
         hints = set(_words(name)) | {(_last_name(a) or "").lower() for a in test.args}
-        hints |= {a.value for a in test.args if isinstance(a, ast.Constant) and a.value in ("<", "<=", ">", ">=")}
+        hints |= {
+            a.value
+            for a in test.args
+            if isinstance(a, ast.Constant) and a.value in ("<", "<=", ">", ">=")
+        }
         if hints & set(_NEWER) or hints & {">=", ">"}:
             return "orelse"
         if hints & set(_OLDER) or hints & {"<=", "<"}:
@@ -294,11 +337,28 @@ def _project_relative(path: str) -> str:
 # Words that, beside a vendor word, name one side of a dispatch by device
 # (cuda_backend.py, impl_rocm.py); any other word makes a vendor-named file a
 # topic (ptx_assembly.py, cuda_kernels.py, nvidia_demo.py), not a backend
-_DISPATCH_ROLES = frozenset((
-    "backend", "backends", "impl", "implementation", "interface", "device",
-    "accelerator", "platform", "runtime", "driver", "provider", "dispatch",
-    "specific", "only", "native", "ext", "extension", "smi",
-))
+_DISPATCH_ROLES = frozenset(
+    (
+        "backend",
+        "backends",
+        "impl",
+        "implementation",
+        "interface",
+        "device",
+        "accelerator",
+        "platform",
+        "runtime",
+        "driver",
+        "provider",
+        "dispatch",
+        "specific",
+        "only",
+        "native",
+        "ext",
+        "extension",
+        "smi",
+    )
+)
 
 
 def _dispatch_stem_cover(stem: str) -> frozenset[str]:

@@ -12,7 +12,8 @@ except inside `#ifdef CUBLAS_API_H_`-style blocks: code that compiles only
 where the library's own header was included (helpers shared by many
 programs) does not make a file need the library.
 A project's own header named after a library (`cublas_common.h`,
-`cudnn_utils.h`) is not the library.
+`cudnn_utils.h`) is not the library. A macro body (`#define CUBLAS_CHECK(x)`)
+in a file that includes the library reports nothing of its own.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ from portagpu.lint.model import Rule
 
 def _options(rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     opts = rule.options
-    return (tuple(opts.get("includes", ())), tuple(opts.get("namespaces", ())),
-            tuple(opts.get("prefixes", ())))
+    return (
+        tuple(opts.get("includes", ())),
+        tuple(opts.get("namespaces", ())),
+        tuple(opts.get("prefixes", ())),
+    )
 
 
 # words that make `<library>_<word>.h` a project's own header, not the library's
@@ -46,7 +50,7 @@ def is_library_header(header: str, includes: tuple[str, ...]) -> bool:
             continue
         if prefix.endswith("/"):  # cub/..., cutlass/...: the library's own folder
             return True
-        stem = header[len(prefix):].rsplit(".", 1)[0]
+        stem = header[len(prefix) :].rsplit(".", 1)[0]
         return not _PROJECT_WORDS.search(stem)
     return False
 
@@ -76,7 +80,9 @@ def library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
             if line not in lines and not unit.is_guarded(call.start_byte):
                 lines.add(line)
                 what = text_of(function).split("<", 1)[0]
-                yield Hit(function.start_byte, function.end_byte, {"library": library, "what": what})
+                yield Hit(
+                    function.start_byte, function.end_byte, {"library": library, "what": what}
+                )
 
 
 def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
@@ -89,7 +95,7 @@ def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
             any_include = True
             path = node.child_by_field_name("path")
             yield Hit(path.start_byte, path.end_byte, {"library": library, "what": header})
-    if any_include:
+    if any_include or _file_includes(unit, includes):
         return
     # no include here (a header pulled in elsewhere, an embedded string): the
     # library's first use outside HIP-guarded code, once per file
@@ -102,10 +108,29 @@ def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
             what = f"{name}::" if name in namespaces else None
         else:
             what = name if name.startswith(prefixes) else None
-        if what is not None and not unit.is_guarded(node.start_byte) and not any(
-                a <= node.start_byte < b for a, b in conditional):
+        if (
+            what is not None
+            and not unit.is_guarded(node.start_byte)
+            and not any(a <= node.start_byte < b for a, b in conditional)
+        ):
             yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
             return
+
+
+_INCLUDE = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')
+
+
+def _file_includes(unit: CudaUnit, includes: tuple[str, ...]) -> bool:
+    """The file a macro body comes from includes the library: its include was
+    the finding, so the body's uses are not first uses. (A macro body is
+    checked as a unit of its own, without the file's #includes.)"""
+    if not unit.in_macros and "file_data" not in unit.__dict__:
+        return False
+    data = unit.__dict__.get("file_data") or unit.index.data
+    return any(
+        is_library_header(m.group(1).decode("utf-8", "replace"), includes)
+        for m in _INCLUDE.finditer(data)
+    )
 
 
 def _library_conditionals(unit: CudaUnit, prefixes: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -113,6 +138,10 @@ def _library_conditionals(unit: CudaUnit, prefixes: tuple[str, ...]) -> list[tup
     if not prefixes or "#" not in unit.text:
         return []
     words = re.findall(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|elif)\b(.*)$", unit.text)
-    macros = {w for line in words for w in re.findall(r"\w+", line)
-              if any(p.lower() in w.lower() for p in prefixes)}
+    macros = {
+        w
+        for line in words
+        for w in re.findall(r"\w+", line)
+        if any(p.lower() in w.lower() for p in prefixes)
+    }
     return guarded_spans(unit.text, tuple(sorted(macros))) if macros else []

@@ -101,6 +101,29 @@ def set_device_per_rank(node: ast.Call, ctx: Context, rule: Rule) -> None:
     )
 
 
+def _rank_device(node: ast.Call) -> ast.AST | None:
+    """The device operand of `x.to(rank)` or `f(..., device=rank)`."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "to" and node.args:
+        return node.args[0]
+    return next((kw.value for kw in node.keywords if kw.arg == "device"), None)
+
+
+@checker("rank_as_device", ast.Call)
+def rank_as_device(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """`model.to(rank)`, `torch.randn(n, device=args.gpu)` in a module that binds
+    ranks to CUDA devices (NCCL, torch.cuda.set_device): an int device is a
+    CUDA device index."""
+    value = _rank_device(node)
+    if not isinstance(value, (ast.Name, ast.Attribute)) or ctx.in_test:
+        return
+    if (last_name(value) or "").lower() not in rule.options.get("rank_names", ()):
+        return
+    if not ctx.text_mentions(*rule.options.get("rank_binders", ())):
+        return  # a rank that is never a CUDA device here (gloo, CPU ranks)
+    ctx.report(rule, value, Fix("suggestion", rule.replacement), value=ctx.text_of(value))
+
+
 def _env_writes(node: ast.AST, ctx: Context) -> list[ast.AST]:
     """Key nodes of environment variables this node writes: os.environ[...] =,
     setdefault/putenv, update(NAME=...), and keys of dict literals (the env=

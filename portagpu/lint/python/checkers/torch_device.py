@@ -70,7 +70,9 @@ def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
         call = ".cuda()"
     elif func.attr == "to":
         value = const_str(_device_arg(node))
-        if value is None or not _CUDA_DEVICE.match(value):
+        if value is None and _cuda_fstring(_device_arg(node)):
+            value = "cuda:{...}"  # `.to(f"cuda:{rank}")`: a device index chosen at run time
+        elif value is None or not _CUDA_DEVICE.match(value):
             return
         keep = [
             kw
@@ -98,6 +100,15 @@ def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
         "Move it with `.to(device)`, device chosen once (e.g. torch.accelerator.current_accelerator())",
     )
     ctx.report(rule, node, fix, call=call, replacement=".to(device)")
+
+
+def _cuda_fstring(node: ast.AST | None) -> bool:
+    """f"cuda:{index}": an f-string that starts with the CUDA device prefix."""
+    return (
+        isinstance(node, ast.JoinedStr)
+        and bool(node.values)
+        and (const_str(node.values[0]) or "").startswith("cuda:")
+    )
 
 
 def _zero_based(ctx: Context, start: ast.AST, end: ast.AST) -> tuple[int, int, int, int]:
@@ -132,11 +143,11 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     names = tuple(rule.options.get("device_names", ("device",)))
     keywords = rule.options.get("keywords", ["device", "map_location"])
     hit = False
+    functions = rule.options.get("device_functions", ("torch.device",))
     if isinstance(parent, ast.Call):
-        qual = ctx.qualify(parent.func)
-        # torch.device("cuda"), torch.set_default_device("cuda"): the device is the first argument
-        functions = rule.options.get("device_functions", ("torch.device",))
-        hit = qual in functions and parent.args[:1] == [subject]
+        # torch.device("cuda"), torch.set_default_device("cuda"), torch.autocast("cuda"):
+        # the device is the first argument
+        hit = _callee(ctx, parent.func) in functions and parent.args[:1] == [subject]
     elif isinstance(parent, ast.keyword):
         call = ctx.parent(depth + 1)
         is_to = (
@@ -148,6 +159,12 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
         callee = (last_name(call.func) or "") if isinstance(call, ast.Call) else ""
         is_query = callee.lstrip("_").startswith(("check", "is_", "has_", "assert"))
         hit = parent.arg in keywords and not is_to and not is_query
+        # torch.autocast(device_type="cuda"): the device keyword of a device function
+        hit = hit or (
+            parent.arg == "device_type"
+            and isinstance(call, ast.Call)
+            and _callee(ctx, call.func) in functions
+        )
         # parser.add_argument("--device", default="cuda"), @click.option("--device", default="cuda")
         hit = hit or (parent.arg == "default" and _device_option(call, callee, names))
     elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
@@ -162,6 +179,17 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     if hit:
         shown = value if subject is node else "cuda:{...}"
         ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown)
+
+
+def _callee(ctx: Context, func: ast.AST) -> str | None:
+    """The qualified callee, also through a local alias picked by a conditional
+    (`scope = torch.autocast if amp else nullcontext` ... `scope("cuda")`)."""
+    qual = ctx.qualify(func)
+    if qual is None and isinstance(func, ast.Name):
+        value = ctx.assigned_value(func)
+        if isinstance(value, ast.IfExp):
+            qual = ctx.qualify(value.body) or ctx.qualify(value.orelse)
+    return qual
 
 
 _OPTION_CALLS = ("add_argument", "option", "argument", "Option", "Argument")
@@ -242,7 +270,9 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
             and node in parent.decorator_list
         ):
             edit = ctx.edit(node, node, f"{local_new}({device_arg})")
-            fix = Fix(applicability, f"Replace with `{local_new}({device_arg})`{_since(api)}", (edit,))
+            fix = Fix(
+                applicability, f"Replace with `{local_new}({device_arg})`{_since(api)}", (edit,)
+            )
     ctx.report(rule, node, fix, call=qual, replacement=shown)
 
 
@@ -339,6 +369,8 @@ def _device_literal(ctx: Context, node: ast.AST | None) -> str | None:
     """ "cuda" / "cpu" given as a string or as torch.device("...")."""
     if isinstance(node, ast.Call) and ctx.qualify(node.func) == "torch.device" and node.args:
         node = node.args[0]
+    if _cuda_fstring(node):
+        return "cuda"  # f"cuda:{local_rank}"
     value = const_str(node)
     if value is None:
         return None

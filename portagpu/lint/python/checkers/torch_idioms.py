@@ -1,11 +1,12 @@
-"""PG109-PG111: torch idioms found in real training code that only work on
+"""PG109-PG112: torch idioms found in real training code that only work on
 CUDA (typed tensor classes, "cuda"-or-"cpu" device types, a bf16 check that
-picks float16 elsewhere). Hard-coded NCCL and CUDA_VISIBLE_DEVICES are the
+picks float16 elsewhere, torch.version.cuda used as a string). Hard-coded NCCL and CUDA_VISIBLE_DEVICES are the
 distributed family's (PG801, PG803)."""
 
 from __future__ import annotations
 
 import ast
+import re
 
 from portagpu.lint.model import Fix, Rule
 from portagpu.lint.python.checkers.common import const_str
@@ -142,3 +143,60 @@ def bf16_check_picks_fp16(node: ast.AST, ctx: Context, rule: Rule) -> None:
         if not _is_fp16(ctx, other):
             return
     ctx.report(rule, call, Fix("suggestion", rule.replacement), call=_BF16_CALL)
+
+
+def _none_checked_later(ctx: Context, name: str) -> bool:
+    """`if cuda_version:` / `cuda_version is None` somewhere in the module."""
+    pattern = re.compile(
+        rf"\bif\s+(not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(not\s+)?None\b"
+        rf"|\b{re.escape(name)}\s+(or|and)\b"
+    )
+    return pattern.search(ctx.source.text) is not None
+
+
+def _used_as_string(node: ast.AST, parent: ast.AST | None) -> bool:
+    """`x.split(".")`, `"cu" + x`, `TABLE[x]`: uses that need a str, not None."""
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return True
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+        return True
+    return isinstance(parent, ast.Subscript) and parent.slice is node
+
+
+def _string_uses_of(scope: ast.AST, name: str) -> bool:
+    for outer in ast.walk(scope):
+        for child in ast.iter_child_nodes(outer):
+            if isinstance(child, ast.Name) and child.id == name and _used_as_string(child, outer):
+                return True
+    return False
+
+
+@checker("torch_version_cuda_value", ast.Attribute)
+def torch_version_cuda_value(node: ast.Attribute, ctx: Context, rule: Rule) -> None:
+    """torch.version.cuda used where a string is needed (`.split`, `"cu" + v`,
+    a table key), directly or through a variable: it is None on ROCm and CPU
+    builds. Shown, logged or stored, None does no harm."""
+    if (
+        not isinstance(node.ctx, ast.Load)
+        or ctx.in_test
+        or ctx.qualify(node) != "torch.version.cuda"
+    ):
+        return
+    parent = ctx.parent()
+    if not _used_as_string(node, parent):
+        if not isinstance(parent, ast.Assign):
+            return
+        names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+        scope = next(
+            (
+                n
+                for n in reversed(ctx.stack)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ),
+            ctx.tree,
+        )
+        if not names or any(_none_checked_later(ctx, n) for n in names):
+            return
+        if not any(_string_uses_of(scope, n) for n in names):
+            return
+    ctx.report(rule, node, Fix("suggestion", rule.replacement))

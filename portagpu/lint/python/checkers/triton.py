@@ -37,7 +37,11 @@ def is_warp_count(name: str | None) -> bool:
     lower = (name or "").lower()
     if "warp" not in lower or "size" in lower:
         return False
-    return "warps" in lower or lower.startswith(("nwarp", "n_warp", "num_warp")) or "warp_count" in lower
+    return (
+        "warps" in lower
+        or lower.startswith(("nwarp", "n_warp", "num_warp"))
+        or "warp_count" in lower
+    )
 
 
 def _results(ctx: Context, expr: ast.AST | None):
@@ -70,8 +74,12 @@ def _assigned_warps(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
         return [(node.target, node.value)] if is_warp_count(last_name(node.target)) else []
     if isinstance(node, ast.arguments):
         positional = [*node.posonlyargs, *node.args]
-        pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True))
-        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
+        pairs = list(
+            zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True)
+        )
+        pairs += [
+            (a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None
+        ]
         return [(a, d) for a, d in pairs if is_warp_count(a.arg)]
     return []
 
@@ -82,15 +90,48 @@ def _config_comprehension(ctx: Context, rule: Rule) -> bool:
     return isinstance(outer, (ast.ListComp, ast.GeneratorExp)) and _is_config(ctx, outer.elt, rule)
 
 
+def _helper_warp_arguments(ctx: Context, call: ast.Call) -> list[ast.AST]:
+    """Arguments given to a warp-count parameter of a function defined in this
+    module (`def launch_arg(block_m, block_n, n, num_warps): ...` called as
+    `launch_arg(None, 4096, M, 32)`)."""
+    if not isinstance(call.func, ast.Name):
+        return []
+    helpers = ctx.memo.get("module_functions")
+    if helpers is None:
+        helpers = ctx.memo["module_functions"] = {
+            n.name: n
+            for n in ctx.tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+    helper = helpers.get(call.func.id)
+    if helper is None:
+        return []
+    params = [*helper.args.posonlyargs, *helper.args.args]
+    out = [
+        a
+        for p, a in zip(params, call.args, strict=False)
+        if is_warp_count(p.arg) and not isinstance(a, ast.Starred)
+    ]
+    names = {p.arg for p in [*params, *helper.args.kwonlyargs] if is_warp_count(p.arg)}
+    return out + [kw.value for kw in call.keywords if kw.arg in names]
+
+
 @checker(
     "triton_num_warps",
     ast.keyword, ast.For, ast.comprehension, ast.Dict, ast.Assign, ast.AnnAssign, ast.arguments,
+    ast.Call,
 )  # fmt: skip
 def triton_num_warps(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """num_warps above the limit: > 1,024 threads per block at wave64 (AMD CDNA),
-    given directly, through a conditional, or through a variable that is then
-    passed (`num_warps = 32` ... `kernel[grid](..., num_warps=num_warps)`)."""
+    given directly, through a conditional, through a variable that is then
+    passed (`num_warps = 32` ... `kernel[grid](..., num_warps=num_warps)`), or
+    to a helper's warp-count parameter (`launch_arg(None, 4096, M, 32)`)."""
     limit = rule.options.get("max_num_warps", 16)
+    if isinstance(node, ast.Call):
+        for value in _helper_warp_arguments(ctx, node):
+            if not isinstance(value, ast.keyword):
+                _report_over(ctx, rule, value, limit)
+        return
     if isinstance(node, ast.keyword):
         if node.arg != "num_warps" or _in_config_list(ctx, rule):
             return
@@ -127,7 +168,9 @@ def _warp_aliases(ctx: Context) -> frozenset[str]:
         memo[id(scope)] = frozenset(
             kw.value.id
             for kw in ast.walk(scope)
-            if isinstance(kw, ast.keyword) and kw.arg == "num_warps" and isinstance(kw.value, ast.Name)
+            if isinstance(kw, ast.keyword)
+            and kw.arg == "num_warps"
+            and isinstance(kw.value, ast.Name)
         )
     return memo[id(scope)]
 
@@ -184,7 +227,11 @@ def _comprehension_warps(ctx: Context, node: ast.ListComp | ast.GeneratorExp, ru
     if const_int(warps) is not None:
         return [const_int(warps)]
     for gen in node.generators:
-        if isinstance(gen.target, ast.Name) and isinstance(warps, ast.Name) and gen.target.id == warps.id:
+        if (
+            isinstance(gen.target, ast.Name)
+            and isinstance(warps, ast.Name)
+            and gen.target.id == warps.id
+        ):
             if gen.ifs or not isinstance(gen.iter, (ast.List, ast.Tuple, ast.Set)):
                 return None
             values = [const_int(e) for e in gen.iter.elts]
@@ -199,7 +246,13 @@ def autotune_space(node: ast.AST, ctx: Context, rule: Rule) -> None:
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         warps = _comprehension_warps(ctx, node, rule)
         if warps and all(w > limit for w in warps):
-            ctx.report(rule, node, Fix("suggestion", rule.replacement), smallest=min(warps), count=len(warps))
+            ctx.report(
+                rule,
+                node,
+                Fix("suggestion", rule.replacement),
+                smallest=min(warps),
+                count=len(warps),
+            )
         return
     configs = node.elts
     if not configs or not all(_is_config(ctx, c, rule) for c in configs):
