@@ -15,6 +15,7 @@ A catalogue file holds one family of rules:
         fix: suggestion           # safe | suggestion | none
         checker: torch_cuda_call  # Python checker implementing it
         tokens: ["cuda"]          # pre-scan: a file lacking all of these is skipped
+        requires: [nccl]          # optional: the rule fires only where one of these is too
         options: {...}            # data the checker reads
         examples:
           invalid: ["torch.cuda.synchronize()"]
@@ -95,6 +96,7 @@ def parse_rule(raw: dict[str, Any], *, family: str, language: str, source: str) 
         valid=_examples(examples.get("valid"), where),
         source=source,
         tokens=tuple(str(t) for t in raw.get("tokens") or ()),
+        requires=tuple(str(t) for t in raw.get("requires") or ()),
     )
 
 

@@ -152,7 +152,7 @@ def _rules_from_data(data: Any) -> tuple[Rule, ...]:
     out = []
     for item in data:
         fields = dict(item)
-        for name in ("targets", "tokens"):
+        for name in ("targets", "tokens", "requires"):
             fields[name] = tuple(str(v) for v in fields[name])
         for name in ("invalid", "valid"):
             fields[name] = tuple(Example(**example) for example in fields[name])

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache
 
-from portagpu.lint import meta
+from portagpu.lint import meta, tokenlines
 from portagpu.lint.model import Finding, LintSettings, ParseFailure, Rule
 from portagpu.lint.prescan import PreScan
 from portagpu.lint.source import is_notebook
@@ -103,13 +103,30 @@ def lint_text(
 NARROW = os.environ.get("PORTAGPU_LINT_FULL_PARSE", "") in ("", "0")
 
 
+Narrowing = tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]]
+
+
 @lru_cache(maxsize=16)
-def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[str, ...] | None:
-    rules = [Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks) for i, toks, lang in key]  # type: ignore[arg-type]
+def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...]) -> Narrowing | None:
+    """The tokens every file is narrowed by, and (required words, tokens) of
+    the rules that count only in a file holding one of those words."""
+    rules = [
+        Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks, requires=req)  # type: ignore[arg-type]
+        for i, toks, lang, req in key
+    ]
     scan = PreScan(rules, "python")
     if scan.everything or scan.embedded_everything:
         return None  # some rule cannot say what it looks for: keep everything
-    return (scan.tokens or ()) + (scan.triggers or ())
+    return (scan.tokens or ()) + (scan.triggers or ()), scan.conditional
+
+
+def _tokens_for(text: str, narrowing: Narrowing) -> tuple[str, ...]:
+    """The tokens `text` is narrowed by: a rule inert here (none of its
+    required words in the text) keeps no block of its own."""
+    tokens, conditional = narrowing
+    index = tokenlines.for_text(text)  # the one narrowing and the checkers search
+    active = tuple(t for words, rule_tokens in conditional if any(map(index.has, words)) for t in rule_tokens)
+    return tokens + active
 
 
 def _check(check: Checker, text: str, path: str, language: str, rules: Sequence[Rule], settings: LintSettings) -> list[Finding]:
@@ -136,7 +153,8 @@ def _check_module(check: Checker, text: str, path: str, language: str, rules: Se
     if language == "python" and NARROW:
         from portagpu.lint.narrow import narrow
 
-        tokens = _narrow_tokens(tuple((r.id, r.tokens, r.language) for r in rules))
+        narrowing = _narrow_tokens(tuple((r.id, r.tokens, r.language, r.requires) for r in rules))
+        tokens = _tokens_for(text, narrowing) if narrowing else None
         narrowed = narrow(text, tokens) if tokens else None
         if narrowed is not None:
             try:

@@ -47,6 +47,10 @@ class Rule:
     # the rule to possibly match; the engine's pre-scan skips files with none.
     # Empty means "cannot pre-filter": every file is parsed for this rule.
     tokens: tuple[str, ...] = ()
+    # words of which a file must also hold one for the rule to fire (its
+    # checker checks that); in any other file the rule is inert and its tokens
+    # count for nothing: not in the pre-scan, narrowing nor the walk
+    requires: tuple[str, ...] = ()
 
     def applies_to(self, targets: tuple[str, ...] | list[str]) -> bool:
         return any(t in self.targets for t in targets)

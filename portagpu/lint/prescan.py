@@ -57,7 +57,12 @@ class PreScan:
         own = [r for r in rules if language == "cuda" or r.language == "python"]
         embedded = [r for r in rules if language == "python" and r.language == "cuda"]
         self.everything = any(not r.tokens for r in own)
-        self.tokens = _minimal_tokens(t for r in own for t in r.tokens)
+        self.tokens = _minimal_tokens(t for r in own if not r.requires for t in r.tokens)
+        # rules that fire only where one of their `requires` words is too:
+        # (those words, their tokens); their tokens alone do not want a file
+        self.conditional = tuple(
+            (tokenlines.minimal(r.requires), tokenlines.minimal(r.tokens)) for r in own if r.requires and r.tokens
+        )
         self.triggers = _minimal_tokens(_embed_triggers()) if embedded else None
         self.embedded_everything = any(not r.tokens for r in embedded)
         self.embedded = _minimal_tokens(t for r in embedded for t in r.tokens)
@@ -70,10 +75,20 @@ class PreScan:
             unseen if self.triggers is not None else None,
             list(self.embedded) if self.embedded is not None else None,
         ]
+        # asked only once no plain token is in a text: a rule whose required
+        # words each hold such a token (PG806's `nccl`, `set_device`) is out too
+        plain = self.tokens or ()
+        self._conditional = [
+            (list(words), list(tokens))
+            for words, tokens in self.conditional
+            if any(not any(t in w for t in plain) for w in words)
+        ]
 
     def wants(self, text: str) -> bool:
         tokens, triggers, embedded = self._order
         if self.everything or _has_any(text, tokens):
+            return True
+        if any(_has_any(text, rule_tokens) and _has_any(text, words) for words, rule_tokens in self._conditional):
             return True
         if not _has_any(text, triggers):
             return False

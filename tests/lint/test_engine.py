@@ -189,3 +189,33 @@ def test_linting_one_file_keeps_the_cache_of_the_others(toy, tmp_path):
     caches = [p for p in (tmp_path / ".portagpu_cache").rglob("*.json") if not p.name.startswith("rules-")]
     entries, stats = decode(json.loads(caches[-1].read_bytes()))
     assert len(caches) == 1 and len(entries) == 1 and all(p.endswith("a.py") for p in stats)
+
+
+def test_a_rule_that_requires_a_word_is_inert_without_it():
+    """`requires`: the rule's tokens want a file, narrow it and are walked
+    only where one of its required words is also in the text."""
+    from portagpu.lint.engine import PreScan
+    from portagpu.lint.model import Rule
+
+    needs = Rule("PG199", "n", "f", "python", "warning", ("mps",), "m", "w", "r", "none", "c",
+                 tokens=("gpu",), requires=("binder",))
+    other = Rule("PG198", "n", "f", "python", "warning", ("mps",), "m", "w", "r", "none", "c", tokens=("cuda",))
+    scan = PreScan([needs, other], "python")
+    assert not scan.wants("gpu = 1\n")  # its token alone: the rule cannot fire here
+    assert scan.wants("binder()\ngpu = 1\n") and scan.wants("x.cuda()\n")
+    assert not scan.wants("binder()\n")
+    # the words a file is narrowed by: the inert rule's tokens only next to its word
+    key = tuple((r.id, r.tokens, r.language, r.requires) for r in (needs, other))
+    narrowing = dispatch._narrow_tokens(key)
+    assert "gpu" not in dispatch._tokens_for("x.cuda()\ngpu = 1\n", narrowing)
+    assert "gpu" in dispatch._tokens_for("binder()\ngpu = 1\n", narrowing)
+
+
+def test_requires_is_read_from_the_catalogue_and_its_json_copy(tmp_path):
+    from portagpu.lint.catalogue import load_catalogue
+    from portagpu.lint.config import _rules_from_data, _rules_to_data
+
+    rules = load_catalogue()
+    pg806 = next(r for r in rules if r.id == "PG806")
+    assert pg806.requires == ("nccl", "NCCL", "set_device")
+    assert _rules_from_data(_rules_to_data(rules)) == rules

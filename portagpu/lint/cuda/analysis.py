@@ -56,6 +56,8 @@ def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaU
         for rule in cuda_rules(rules):
             if rule.tokens and not any(token in part.text for token in rule.tokens):
                 continue  # the rule's pre-scan, per source: none of its words here
+            if rule.requires and not any(word in part.text for word in rule.requires):
+                continue  # inert here: it cannot fire without one of these words
             checker = registry.get(rule.checker)
             assert checker is not None
             for hit in part.unguarded(checker(part, rule)):

@@ -112,6 +112,8 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         extra = rule.options.get("extra_tokens", ())
         if rule.tokens and not any(mentions(token) for token in (*rule.tokens, *extra)):
             continue  # the rule's own pre-scan, per file (as the CUDA side does per source)
+        if rule.requires and not any(mentions(word) for word in rule.requires):
+            continue  # inert in this file: it cannot fire without one of these words
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))
         # a line holding one of these words is walked; `options.extra_tokens`

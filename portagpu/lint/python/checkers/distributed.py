@@ -119,7 +119,7 @@ def rank_as_device(node: ast.Call, ctx: Context, rule: Rule) -> None:
         return
     if (last_name(value) or "").lower() not in rule.options.get("rank_names", ()):
         return
-    if not ctx.text_mentions(*rule.options.get("rank_binders", ())):
+    if not ctx.text_mentions(*rule.requires):
         return  # a rank that is never a CUDA device here (gloo, CPU ranks)
     ctx.report(rule, value, Fix("suggestion", rule.replacement), value=ctx.text_of(value))
 
