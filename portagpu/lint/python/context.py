@@ -12,7 +12,7 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from portagpu.lint import tokenlines
@@ -398,7 +398,7 @@ class Context:
         self.test_depth -= 1
 
     def _children(self, node: ast.AST) -> None:
-        for field in node._fields:
+        for field in _walked_fields(node.__class__):
             value = getattr(node, field, None)
             if value.__class__ is list:
                 if value and isinstance(value[0], ast.stmt):
@@ -442,6 +442,15 @@ class Context:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# fields that never hold a node the walk could visit: names and flags (str,
+# int), and expression contexts and operators (nodes without fields, which
+# _child passes over)
+_LEAF_FIELDS = frozenset(("ctx", "op", "ops", "id", "attr", "arg", "kind", "conversion", "is_async", "level"))
+
+
+@cache
+def _walked_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
 
 
 @lru_cache(maxsize=256)
