@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from portagpu.errors import LaunchError
+from portagpu.runtime.placement import elsewhere, run_on
 from portagpu.runtime.triton_codegen import _never, globals_changed, hooks_idle, make_fast_launch
 from portagpu.runtime.triton_direct import direct_launch
 
@@ -117,6 +118,7 @@ class TritonLauncher:
         self.kernel = kernel
         self.base = _base_function(kernel)
         self.device = None
+        self.switch = None
         self.interpreted_kernel = None  # made on the first interpreted launch
         # a function computing what the kernel computes (portagpu.reference_for):
         # it runs instead of Triton's interpreter, and where Triton cannot run
@@ -144,6 +146,8 @@ class TritonLauncher:
         self.mode = backend.triton_mode
         self.interpreted = backend.triton_mode == "interpreted"
         self.fast = bool(backend.triton_fast_path) and self.is_plain_jit
+        # GPUs picked by index: a launch runs on its tensors' GPU (placement.py)
+        self.switch = backend.device_switch_hooks() if self.mode == "native" else None
         self.shapes: dict[int, Callable[..., bool]] = {}  # made for this device's facts
         self.warps: dict[int, int | None] = {}
         if self.fast:
@@ -167,6 +171,11 @@ class TritonLauncher:
                 raise LaunchError(
                     f"Triton kernels cannot run on {self.backend.display_name} ({device.name}); "
                     "give the kernel a reference with portagpu.reference_for(kernel, fn) to run it here")
+        if self.switch is not None:
+            index = self.elsewhere(args, meta)
+            if index is not None and stream is None:  # a stream= names its device itself
+                run_on(self.switch, index, self, device, grid, args, num_warps, None, meta, True, interpret)
+                return
         if self.fast and stream is None and try_fast:
             if self.fast_function(args, meta, grid)(grid, args, num_warps, meta):
                 return
@@ -179,6 +188,17 @@ class TritonLauncher:
             self._fast(grid, args, nw, meta)
         else:
             self._native(grid, args, nw, stream, meta)
+
+    def elsewhere(self, args: tuple, meta: dict) -> int | None:
+        """The GPU the tensor arguments are on when it is not the current one
+        (placement.elsewhere: LaunchError when they are on two GPUs)."""
+        values = (*args, *meta.values()) if meta else args
+        return elsewhere(self.switch[0], values, lambda: self.argument_names(len(args), meta),
+                         self.backend.torch_device, getattr(self.base, "__name__", "kernel"))
+
+    def argument_names(self, nargs: int, meta: dict) -> list[str]:
+        names = list(getattr(self.base, "arg_names", ()))[:nargs]
+        return [*names, *(f"argument {i}" for i in range(len(names), nargs)), *meta]
 
     # -- Triton's own dispatch --------------------------------------------------
     def _native(self, grid: Any, args: tuple, nw: int | None, stream: Any, meta: dict) -> Any:

@@ -6,62 +6,12 @@ changes Triton's specialisation goes back through Triton."""
 
 from __future__ import annotations
 
-import types
-
 import pytest
 import torch
 
 import portagpu
 
-
-class FakeCompiled:
-    def __init__(self, log: list) -> None:
-        self.function, self.packed_metadata = object(), object()
-        self.log = log
-
-    def run(self, *launch):
-        self.log.append(("fast", launch))
-
-    def launch_metadata(self, grid, stream, *args):
-        return ("metadata", grid, stream)
-
-
-class JITFunction:
-    """Stand-in for triton.runtime.jit.JITFunction(x, y, n, BLOCK: constexpr, EXTRA: constexpr=7)."""
-
-    def __init__(self) -> None:
-        spec = [("x", False, None), ("y", False, None), ("n", False, None), ("BLOCK", True, None),
-                ("EXTRA", True, 7)]
-        self.params = [types.SimpleNamespace(name=n, is_constexpr=c, has_default=d is not None, default=d)
-                       for n, c, d in spec]
-        self.pre_run_hooks: list = []
-        self.used_global_vals: dict = {}
-        self.log: list = []
-
-    def run(self, *args, **kwargs):  # pragma: no cover - launches go through __getitem__
-        raise AssertionError
-
-    def __getitem__(self, grid):
-        def native(*args, **kwargs):
-            self.log.append(("native", grid, args, kwargs))
-            return FakeCompiled(self.log)
-
-        return native
-
-
-JITFunction.__module__ = "triton.runtime.jit"
-
-
-@pytest.fixture
-def kernel(use_device, monkeypatch):
-    use_device("sm_90")
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 1234, raising=False)
-    return JITFunction()
-
-
-def kinds(kernel):
-    return [entry[0] for entry in kernel.log]
+from .conftest import JITFunction, OnGpu, kinds
 
 
 def test_second_launch_uses_the_cached_launcher(kernel):
@@ -193,14 +143,6 @@ def test_bad_num_warps_is_refused_on_the_fast_path(kernel):
     for bad in (0, True, "4"):
         with pytest.raises(LaunchError, match="num_warps"):
             portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=bad)
-
-
-class OnGpu(torch.Tensor):
-    """A CPU tensor that says it is on the GPU, as the fast path sees a CUDA tensor."""
-
-    @property
-    def is_cuda(self):
-        return True
 
 
 def test_gpu_tensors_are_passed_as_their_addresses(kernel):
