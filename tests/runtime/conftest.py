@@ -4,7 +4,7 @@ AMD and NVIDIA are simulated here: a `portagpu.device.Device` built by hand
 (warp 64 gfx942, warp 32 gfx1100, warp 32 sm_90) is returned by the runtime's
 `detect`, and a fake `cupy` module records what would have been compiled and
 launched. For the Triton fast path: a stand-in JITFunction that records its
-compiles and launches, CPU tensors that say they are on a GPU (`OnGpu`), and
+compiles and launches (with gpu_tensors.OnGpu: CPU tensors that say they are on a GPU), and
 two simulated GPUs behind torch's device hooks (`FakeGpus`: the current
 device, switching it, each device's stream). Nothing in these fakes runs a
 kernel.
@@ -16,7 +16,6 @@ import sys
 import types
 
 import pytest
-import torch
 
 from portagpu.device import Device, clear_cache
 
@@ -173,6 +172,8 @@ class FakeGpus:
 @pytest.fixture
 def gpus(monkeypatch) -> FakeGpus:
     """Simulated GPUs behind torch._C's CUDA device and stream calls."""
+    import torch
+
     fake = FakeGpus()
     for name, hook in (("_cuda_getDevice", fake.get), ("_cuda_exchangeDevice", fake.exchange),
                        ("_cuda_maybeExchangeDevice", fake.exchange),
@@ -239,22 +240,3 @@ def kernel(use_device, gpus):
 
 def kinds(kernel):
     return [entry[0] for entry in kernel.log]
-
-
-class OnGpu(torch.Tensor):
-    """A CPU tensor that says it is on a GPU (index `gpu`, default 0), as the
-    fast path sees a CUDA tensor."""
-
-    @property
-    def is_cuda(self):
-        return True
-
-    def get_device(self):
-        return getattr(self, "gpu", 0)
-
-
-def on_gpu(tensor: torch.Tensor, index: int = 0) -> OnGpu:
-    """`tensor` as an OnGpu on simulated GPU `index`."""
-    moved = tensor.as_subclass(OnGpu)
-    moved.gpu = index
-    return moved

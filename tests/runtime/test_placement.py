@@ -13,7 +13,8 @@ from portagpu.errors import LaunchError
 from portagpu.runtime import dispatch
 from portagpu.runtime.dispatch import prepare_launch
 
-from .conftest import kinds, make_device, on_gpu
+from .conftest import kinds, make_device
+from .gpu_tensors import on_gpu
 
 SECOND = make_device("cuda", "sm_90", 32, index=1)  # the plan's device, as device_of(x) gives it
 

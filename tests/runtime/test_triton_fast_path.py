@@ -11,7 +11,8 @@ import torch
 
 import portagpu
 
-from .conftest import JITFunction, OnGpu, kinds
+from .conftest import JITFunction, kinds
+from .gpu_tensors import OnGpu
 
 
 def test_second_launch_uses_the_cached_launcher(kernel):
