@@ -18,7 +18,10 @@ whichever portagpu is importable: main's shows the bug, a fix shows it gone.
 host: host us per eager call (100 calls and no sync per round, rounds
 interleaved; median and min over rounds) with tensors on the current device,
 torch.softmax and torch.add as controls for drift between processes: the A/B
-of the common path (run it with each tree, alternately).
+of the common path (run it with each tree, alternately). --detect-first calls
+portagpu.detect() before any kernel (otherwise the first kernels' plans are
+made before the device layer's first detection, which the CudaKernel launch
+of `sum 1M (cuda)` then makes).
 
 Writes a table to stdout and JSON to --out.
 """
@@ -287,7 +290,9 @@ def two_gpu(out: Path) -> int:
 
 
 # --- host cost on the current device ---------------------------------------------------
-def host(out: Path, rounds: int) -> int:
+def host(out: Path, rounds: int, detect_first: bool) -> int:
+    if detect_first:
+        portagpu.detect()
     table = cases("cuda")
     controls = {
         "torch.softmax 4096x1024 (control)": (
@@ -321,6 +326,7 @@ def host(out: Path, rounds: int) -> int:
             "device": torch.cuda.get_device_name(),
             "rounds": rounds,
             "calls_per_round": 100,
+            "detect_first": detect_first,
             "portagpu_path": os.path.dirname(portagpu.__file__),
             **versions(),
             "host_us": rows,
@@ -347,6 +353,9 @@ def main() -> int:
     parser.add_argument("case", nargs="?")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/kernels_device.json"))
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--detect-first", action="store_true", help="portagpu.detect() before any kernel"
+    )
     options = parser.parse_args()
     if not torch.cuda.is_available():
         print("kernels_device: needs a CUDA GPU (no result written)")
@@ -356,7 +365,7 @@ def main() -> int:
         return 0
     if options.mode == "two-gpu":
         return two_gpu(options.out)
-    return host(options.out, options.rounds)
+    return host(options.out, options.rounds, options.detect_first)
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
     template = list(args)
     for position in varying:
         template[position] = None  # the caller's tensors are not kept alive here
-    home = None if device is None else device.index  # a GPU named by the caller: trusted code runs there
+    home = None if device is None else device.index  # a device named by the caller: launches run there
     device = device or current_device()
     launcher = prepared_launcher(kernel, device)
 
@@ -180,6 +180,9 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
             and launcher._plan(len(args), tuple(meta)) is not None):
         return general
     nw = None if num_warps is None else launcher.scale_warps(num_warps)
-    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, _device_module, general,
+    # a device the caller named: launches do not depend on what detect() says
+    # (kernels prepared before the first detection kept falling back after it)
+    detection = _device_module if home is None else None
+    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, detection, general,
                               trusted, home)
     return bound or general

@@ -12,7 +12,7 @@ current device index it reads anyway (triton_codegen.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from portagpu.errors import LaunchError
@@ -32,40 +32,45 @@ def gpu_index(value: Any) -> int | None:
 
 def elsewhere(
     current: Callable[[], int],
-    values: Iterable[Any],
-    names: Callable[[], Sequence[str]] | None = None,
+    values: Sequence[Any],
+    names: Sequence[str] = (),
     label: Callable[[int], str] = str,
     what: str = "launch",
 ) -> int | None:
     """The GPU the tensors among `values` are on when it is not `current()`
     (asked only when one is on a GPU); None when they are on the current
-    GPU, none is on a GPU (host memory: the
-    launcher says what is wrong), or there is no tensor. LaunchError naming
-    each argument's device when they are on different GPUs: `names()` names
-    the values (positions otherwise), `label` turns an index into a device
-    name (cuda:1)."""
-    seen: dict[int, list[int]] = {}
+    GPU, none is on a GPU (host memory: the launcher says what is wrong), or
+    there is no tensor. LaunchError naming each argument's device when they
+    are on different GPUs: `names` name the values (positions otherwise),
+    `label` turns an index into a device name (cuda:1). One pass with no
+    allocation: the general launch path runs it on every call."""
+    found = None
+    for value in values:
+        if getattr(value, "is_cuda", False) is True:
+            index = gpu_index(value)
+            if found is None:
+                found = index
+            elif index != found and index is not None:
+                raise _two_gpus(values, names, label, what)
+    if found is None:
+        return None
+    return None if found == current() else found
+
+
+def _two_gpus(
+    values: Sequence[Any], names: Sequence[str], label: Callable[[int], str], what: str
+) -> LaunchError:
+    seen: dict[int, list[str]] = {}
     for position, value in enumerate(values):
         index = gpu_index(value)
         if index is not None:
-            seen.setdefault(index, []).append(position)
-    if len(seen) > 1:
-        known = list(names()) if names is not None else []
-
-        def name(position: int) -> str:
-            return known[position] if position < len(known) else f"argument {position}"
-
-        where = "; ".join(
-            f"{label(index)}: {', '.join(map(name, positions))}"
-            for index, positions in sorted(seen.items())
-        )
-        raise LaunchError(
-            f"{what}: tensor arguments are on different GPUs ({where}); move them to one "
-            "device (a data_ptr() int is passed unchecked, for deliberate peer access)"
-        )
-    for index in seen:
-        return None if index == current() else index
-    return None
+            name = names[position] if position < len(names) else f"argument {position}"
+            seen.setdefault(index, []).append(name)
+    where = "; ".join(f"{label(index)}: {', '.join(args)}" for index, args in sorted(seen.items()))
+    return LaunchError(
+        f"{what}: tensor arguments are on different GPUs ({where}); move them to one "
+        "device (a data_ptr() int is passed unchecked, for deliberate peer access)"
+    )
 
 
 def run_on(

@@ -77,9 +77,9 @@ def _scope(launcher: TritonLauncher, tensor_names: tuple[str, ...] = ()) -> dict
     knobs = launcher.knobs
     return {
         "elsewhere": elsewhere,
-        "NAMES": lambda: tensor_names,
+        "NAMES": tensor_names,
         "LABEL": launcher.backend.torch_device,
-        "WHAT": getattr(launcher.base, "__name__", "kernel"),
+        "WHAT": launcher.name,
         "kernel": launcher.kernel,
         "cache_get": launcher.cache.get,
         "remember": launcher._remember,
@@ -279,7 +279,7 @@ def make_fast_launch(
             head.append("None")
         else:
             return None
-    scope["NAMES"] = lambda tensor_names=tuple(names[i] for i in tensors): tensor_names
+    scope["NAMES"] = tuple(names[i] for i in tensors)
     if guards:
         body += [f"if not ({' and '.join(guards)}):", "    return False"]
     grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
@@ -332,7 +332,7 @@ def make_bound_launch(
     varying: tuple[int, ...],
     nw: int | None,
     meta: dict,
-    detection: Any,
+    detection: Any | None,
     fallback: Callable[..., None],
     trusted: bool = False,
     home: int | None = None,
@@ -344,8 +344,9 @@ def make_bound_launch(
     name (the caller checked that they bind every parameter after `args`; the
     first launch goes through Triton, which compiles and checks them). Calls
     the code does not serve go to `fallback(*tensors)`: the device layer
-    detected anew (`detection.detection_count` changed since now), a pre-run
-    hook, not a tensor where one was, a changed global. Tensors among the
+    detected anew (`detection.detection_count` changed since now; None: the
+    caller named the device, which no detection changes), a pre-run hook,
+    not a tensor where one was, a changed global. Tensors among the
     fixed arguments are held by the code (a placeholder the caller owns);
     None if one is not on the GPU. `trusted`: the caller vouches that every
     call's tensors are on the GPU with the dtypes of the first call, so the
@@ -377,7 +378,7 @@ def make_bound_launch(
     scope.update(
         {
             "dm": detection,
-            "READY": detection.detection_count,
+            "READY": None if detection is None else detection.detection_count,
             "fallback": fallback,
             "GRID": grid,
             "NW": nw,
@@ -389,7 +390,9 @@ def make_bound_launch(
     )
     refuse = f"return fallback({params})"
     body = [
-        "if dm.detection_count != READY or kernel.pre_run_hooks:",
+        "if kernel.pre_run_hooks:"
+        if detection is None
+        else "if dm.detection_count != READY or kernel.pre_run_hooks:",
         f"    {refuse}",
         "dev = get_device()",
         *_launch_lines(

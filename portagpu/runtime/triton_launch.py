@@ -119,6 +119,8 @@ class TritonLauncher:
         self.base = _base_function(kernel)
         self.device = None
         self.switch = None
+        self.name = getattr(self.base, "__name__", "kernel")
+        self.arg_names = tuple(getattr(self.base, "arg_names", ()))
         self.interpreted_kernel = None  # made on the first interpreted launch
         # a function computing what the kernel computes (portagpu.reference_for):
         # it runs instead of Triton's interpreter, and where Triton cannot run
@@ -171,13 +173,14 @@ class TritonLauncher:
                 raise LaunchError(
                     f"Triton kernels cannot run on {self.backend.display_name} ({device.name}); "
                     "give the kernel a reference with portagpu.reference_for(kernel, fn) to run it here")
+        if self.fast and stream is None and try_fast:
+            # the generated code launches only tensors on the current GPU
+            if self.fast_function(args, meta, grid)(grid, args, num_warps, meta):
+                return
         if self.switch is not None:
-            index = self.elsewhere(args, meta)
+            index = self.elsewhere(args)
             if index is not None and stream is None:  # a stream= names its device itself
                 run_on(self.switch, index, self, device, grid, args, num_warps, None, meta, True, interpret)
-                return
-        if self.fast and stream is None and try_fast:
-            if self.fast_function(args, meta, grid)(grid, args, num_warps, meta):
                 return
         nw = None if num_warps is None else self.scale_warps(num_warps)
         if meta and self.foreign and not self.foreign.isdisjoint(meta):
@@ -189,16 +192,11 @@ class TritonLauncher:
         else:
             self._native(grid, args, nw, stream, meta)
 
-    def elsewhere(self, args: tuple, meta: dict) -> int | None:
-        """The GPU the tensor arguments are on when it is not the current one
-        (placement.elsewhere: LaunchError when they are on two GPUs)."""
-        values = (*args, *meta.values()) if meta else args
-        return elsewhere(self.switch[0], values, lambda: self.argument_names(len(args), meta),
-                         self.backend.torch_device, getattr(self.base, "__name__", "kernel"))
-
-    def argument_names(self, nargs: int, meta: dict) -> list[str]:
-        names = list(getattr(self.base, "arg_names", ()))[:nargs]
-        return [*names, *(f"argument {i}" for i in range(len(names), nargs)), *meta]
+    def elsewhere(self, args: tuple) -> int | None:
+        """The GPU the tensors among the positional arguments are on when it
+        is not the current one (placement.elsewhere: LaunchError when they are
+        on two GPUs)."""
+        return elsewhere(self.switch[0], args, self.arg_names, self.backend.torch_device, self.name)
 
     # -- Triton's own dispatch --------------------------------------------------
     def _native(self, grid: Any, args: tuple, nw: int | None, stream: Any, meta: dict) -> Any:

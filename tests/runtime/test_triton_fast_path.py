@@ -10,8 +10,9 @@ import pytest
 import torch
 
 import portagpu
+from portagpu.runtime.dispatch import prepare_launch
 
-from .conftest import JITFunction, kinds
+from .conftest import JITFunction, kinds, make_device
 from .gpu_tensors import OnGpu
 
 
@@ -250,6 +251,20 @@ def test_a_prepared_launch_falls_back_where_it_must(kernel, use_device):
     assert kinds(kernel)[2:] == ["native", "native"]
     go(x, "not a tensor")  # not keyable: Triton's own dispatch (which would raise)
     assert kernel.log[-1][0] == "native" and kernel.log[-1][2][1] == "not a tensor"
+
+
+def test_a_launch_prepared_for_a_named_device_outlives_a_new_detection(kernel, use_device):
+    """portagpu.kernels names the tensors' device: what detect() says does not
+    change its launches, so a plan made before the first detection (or before
+    portagpu.distributed.init binds a device) keeps its generated code."""
+    go = prepare_launch(kernel, (1,), (None, None, 16), (0, 1), meta={"BLOCK": 32},
+                        device=make_device("cuda", "sm_90", 32), trusted=True)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    go(x, x)
+    use_device("sm_90")  # the device layer detects anew
+    go(x, x)
+    assert kinds(kernel) == ["native", "fast"]
+    assert "detection_count" not in go.source
 
 
 def test_a_trusted_prepared_launch_keys_the_device_and_alignment(kernel):
