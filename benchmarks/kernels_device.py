@@ -44,25 +44,12 @@ import portagpu.kernels as K
 import torch
 import torch.nn.functional as F  # noqa: N812
 import triton
-import triton.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_overhead import ADD_SOURCE, add_kernel  # noqa: E402
 
 SLEEP_CYCLES = 50_000_000  # ~25 ms at the H200's clock
 CUDA_FILES = ("reduce.cu", "scan.cu", "histogram.cu")
-
-
-@triton.jit
-def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 3.0, mask=mask)
-
-
-SCALE_SOURCE = r"""
-extern "C" __global__ void scale(const float* x, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = 3.0f * x[i];
-}
-"""
 
 
 def cases(device: str) -> dict[str, tuple[Any, Any, Any]]:
@@ -75,18 +62,18 @@ def cases(device: str) -> dict[str, tuple[Any, Any, Any]]:
     y, w, b = randn(1 << 20), randn(1024, dtype=torch.float16), randn(1024, dtype=torch.float16)
     mb, mbias = randn(512, 512, dtype=torch.bfloat16), randn(512, dtype=torch.bfloat16)
     centres = torch.randint(0, 256, (1 << 20,), device=device, generator=generator).float() + 0.5
-    scale = portagpu.CudaKernel(SCALE_SOURCE, "scale")
+    add_cuda = portagpu.CudaKernel(ADD_SOURCE, "add")  # launch_overhead.py's kernels
 
     def launch_triton(x: Any) -> Any:
         out = torch.empty_like(x)
         portagpu.launch(
-            scale_kernel, (triton.cdiv(x.numel(), 1024),), x, out, x.numel(), BLOCK=1024
+            add_kernel, (triton.cdiv(x.numel(), 1024),), x, y, out, x.numel(), BLOCK=1024
         )
         return out
 
     def launch_cuda(x: Any) -> Any:
         out = torch.empty_like(x)
-        portagpu.launch(scale, (triton.cdiv(x.numel(), 256),), x, out, x.numel(), block=256)
+        portagpu.launch(add_cuda, (triton.cdiv(x.numel(), 256),), x, y, out, x.numel(), block=256)
         return out
 
     rows, rows16 = randn(4096, 1024), randn(4096, 1024, dtype=torch.float16)
@@ -132,8 +119,8 @@ def cases(device: str) -> dict[str, tuple[Any, Any, Any]]:
             lambda a: F.gelu(a.float() @ mb.float() + mbias.float()).to(a.dtype),
             randn(512, 512, dtype=torch.bfloat16),
         ),
-        "portagpu.launch Triton 1M": (launch_triton, lambda x: x * 3.0, randn(1 << 20)),
-        "portagpu.launch CudaKernel 1M": (launch_cuda, lambda x: x * 3.0, randn(1 << 20)),
+        "portagpu.launch Triton 1M": (launch_triton, lambda x: x + y, randn(1 << 20)),
+        "portagpu.launch CudaKernel 1M": (launch_cuda, lambda x: x + y, randn(1 << 20)),
     }
 
 
@@ -176,13 +163,9 @@ def cuda_devices() -> dict[str, list[int]]:
     for file in CUDA_FILES:
         for name, kernel in _cuda.module(file)._kernels.items():
             found[name] = sorted(kernel._prepared)
-    scale = [
-        k
-        for k in __import__("gc").get_objects()
-        if isinstance(k, portagpu.CudaKernel) and k.name == "scale"
-    ]
-    for kernel in scale:
-        found["scale"] = sorted(kernel._prepared)
+    for kernel in __import__("gc").get_objects():
+        if isinstance(kernel, portagpu.CudaKernel) and kernel.name == "add":
+            found["add"] = sorted(kernel._prepared)
     return found
 
 
