@@ -13,9 +13,12 @@ current device index it reads anyway (triton_codegen.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from portagpu.errors import LaunchError
+
+if TYPE_CHECKING:
+    from portagpu.backends.base import DeviceSwitch
 
 
 def gpu_index(value: Any) -> int | None:
@@ -73,12 +76,7 @@ def _two_gpus(
     )
 
 
-def run_on(
-    switch: tuple[Callable[[], int], Callable[[int], int], Callable[[int], int]],
-    index: int,
-    function: Callable[..., Any],
-    *args: Any,
-) -> Any:
+def run_on(switch: DeviceSwitch, index: int, function: Callable[..., Any], *args: Any) -> Any:
     """`function(*args)` with GPU `index` current (torch.cuda.device(index)'s
     calls: `switch` is the backend's device_switch_hooks()), then the previous
     device current again."""
