@@ -93,22 +93,26 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
         return None
 
     out: dict[str, float] = {}
-    entries = dict(launcher.cache)
     generated = [f.__globals__ for f in launcher.shapes.values() if hasattr(f, "source")]
     generated += [bound.__globals__ for bound in bound_launches.values() if hasattr(bound, "source")]
+    # every cache the generated code reads (prepared launches may have a launcher of their own)
+    caches = {id(c): c for c in [launcher.cache, *(g["cache_get"].__self__ for g in generated)]}
+    saved_entries = {key: dict(cache) for key, cache in caches.items()}
 
     def forget_hot_entries() -> None:  # generated code keeps its last hit's entry
         for scope in generated:
             scope["HOT"] = scope["HOT_ENTRY"] = None
 
-    for key, entry in entries.items():  # the generated code then calls `run`: make it a no-op
-        launcher.cache[key] = (no_op, *entry[1:5], None, None, None)
+    for cache in caches.values():  # the generated code then calls `run`: make it a no-op
+        for key, entry in list(cache.items()):
+            cache[key] = (no_op, *entry[1:5], None, None, None)
     forget_hot_entries()
     out["triton: portagpu.launch, compiled launcher a no-op"] = host_cost_us({"x": triton_call}, calls, rounds)["x"]
     for name, bound in bound_launches.items():
         out[f"triton: {name}, compiled launcher a no-op"] = host_cost_us(
             {"x": lambda bound=bound: bound(*triton_args[:3])}, calls, rounds)["x"]
-    launcher.cache.update(entries)
+    for key, cache in caches.items():
+        cache.update(saved_entries[key])
     forget_hot_entries()
     saved = prepared.call
     prepared.call = no_op

@@ -70,7 +70,8 @@ def _plan(a: Any, b: Any, bias: Any, act: str | None, out: Any, impl: str | None
         raise LaunchError(f"matmul_bias_act: bias must have shape ({N},), got {tuple(bias.shape)}")
     device = device_of(a)
     fits = (None if dtype_name(a) in TRITON_FLOATS and a.dtype == b.dtype and a.device == b.device
-            else "needs two float matrices of one dtype")
+            and (bias is None or bias.device == a.device)
+            else "needs two float matrices of one dtype, and bias on their device")
     # an empty product (M, N or K zero) needs no kernel: act(bias) or an empty matrix
     if _dispatch.choose("matmul_bias_act", device, impl, fits=fits, empty=M * N * K == 0) == "torch":
 

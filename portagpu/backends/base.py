@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from portagpu.readings import Telemetry
 
 TritonMode = Literal["native", "interpreted", "none"]
+#: (current index, exchange(index) -> previous, switch back to an index) -- see device_switch_hooks
+DeviceSwitch = tuple[Callable[[], int], Callable[[int], int], Callable[[int], int]]
 
 
 class Backend(ABC):
@@ -129,6 +131,23 @@ class Backend(ABC):
         """(current device index, raw current stream of a device index) for the
         fast path; only backends with `triton_fast_path` implement it."""
         raise NotImplementedError(f"{self.display_name} has no Triton fast path")
+
+    def device_switch_hooks(self) -> DeviceSwitch | None:
+        """(current device index, make an index current and return the one
+        before, make an index current again without creating a context on it)
+        where torch selects this backend's GPUs by index; None where there is
+        one device (MPS, the CPU). Launches use them to run on their tensors'
+        GPU when it is not the current one (portagpu/runtime/placement.py)."""
+        if not (self.is_gpu and self.torch_device_indexed):
+            return None
+        import torch
+
+        module = getattr(torch, self.torch_device_type, None)
+        hooks = tuple(
+            getattr(module, name, None)
+            for name in ("current_device", "_exchange_device", "_maybe_exchange_device")
+        )
+        return hooks if all(hooks) else None  # type: ignore[return-value]
 
     @abstractmethod
     def cuda_compiler(self) -> str | None:

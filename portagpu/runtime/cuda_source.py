@@ -450,7 +450,11 @@ class CudaKernel:
             if index is None:
                 index, framework = where, owner
             elif where != index:
-                raise self._arg_error(position, param, f"is on GPU {where}, other arguments on GPU {index}")
+                from portagpu.backends import backend_for
+
+                label = backend_for(device).torch_device
+                raise self._arg_error(position, param, f"is on {label(where)}, other arguments on {label(index)}: "
+                                      "put them on one device")
             out.append(value)
         return out, (device.index if index is None else index), framework
 

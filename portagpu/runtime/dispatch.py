@@ -24,9 +24,37 @@ _TRITON: dict[int, TritonLauncher] = {}
 _cached: list[Any] = [-1, None]  # [detection_count when read, Device]
 
 
+# (id(kernel), Device) -> the launcher of prepare_launch's launches of that
+# kernel on that device: its own, so preparing a launch for one device never
+# reconfigures the launcher other callers use (portagpu.launch's, above).
+_PREPARED: dict[tuple[int, Any], TritonLauncher] = {}
+
+
 def triton_launcher(kernel: Any) -> TritonLauncher | None:
     """The launcher (and fast-path caches) of a Triton kernel launched before."""
     return _TRITON.get(id(kernel))
+
+
+def _shared_launcher(kernel: Any, what: str) -> TritonLauncher:
+    launcher = _TRITON.get(id(kernel))
+    if launcher is None:
+        if not is_triton_kernel(kernel):
+            raise LaunchError(f"{what} takes a @triton.jit kernel, got {type(kernel).__name__}")
+        launcher = _TRITON[id(kernel)] = TritonLauncher(kernel)
+    return launcher
+
+
+def prepared_launcher(kernel: Any, device: Any) -> TritonLauncher:
+    """The launcher prepare_launch uses for `kernel` on `device`, configured
+    for it once (it shares the kernel's reference, see reference_for)."""
+    key = (id(kernel), device)
+    launcher = _PREPARED.get(key)
+    if launcher is None:
+        shared = _shared_launcher(kernel, "prepare_launch")
+        launcher = _PREPARED[key] = TritonLauncher(kernel)
+        launcher.reference = shared.reference
+        launcher._configure(device)
+    return launcher
 
 
 def current_device() -> Any:
@@ -106,10 +134,10 @@ def reference_for(kernel: Any, reference: Callable[..., Any] | None = None) -> A
                           " (CudaKernel takes reference= itself)")
     if not callable(reference):
         raise LaunchError(f"reference_for: the reference must be callable, got {type(reference).__name__}")
-    launcher = _TRITON.get(id(kernel))
-    if launcher is None:
-        launcher = _TRITON[id(kernel)] = TritonLauncher(kernel)
-    launcher.reference = reference
+    _shared_launcher(kernel, "reference_for").reference = reference
+    for (kernel_id, _), launcher in _PREPARED.items():
+        if kernel_id == id(kernel):
+            launcher.reference = reference
     return reference
 
 
@@ -120,25 +148,27 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
     tensors (portagpu.kernels keeps one per call shape): the returned function
     takes the tensors for the positions `varying` of `args` (whose values
     there are ignored) and launches `kernel` on `grid` with them, `num_warps`
-    and `meta`, on `device` (default: the detected one; portagpu.kernels
-    passes the tensors' device, so a CPU tensor on a GPU host runs in the
-    interpreter). Where the backend has the Triton fast path it is generated
-    code whose key is only the device and each tensor's dtype and alignment
+    and `meta`, configured for `device` (default: the detected one;
+    portagpu.kernels passes the tensors' device, so a CPU tensor on a GPU host
+    runs in the interpreter). Each launch runs on its tensors' GPU, as a torch
+    op does (placement.py). The launcher is this device's own
+    (prepared_launcher): preparing changes nothing another caller uses.
+    Where the backend has the Triton fast path it is generated code whose key
+    is only the device and each tensor's dtype and alignment
     (triton_codegen.make_bound_launch); elsewhere it takes the launcher's
     general path. `trusted=True`: the caller vouches that every call passes
-    tensors on the GPU with the dtypes of the first call (portagpu.kernels:
-    its plans are per dtype and device, and it allocates the outputs), so
-    neither is read again: the key is the device and the alignment."""
+    tensors on the GPU `device` with the dtypes of the first call
+    (portagpu.kernels: its plans are per dtype and device, and it allocates
+    the outputs), so neither is read again: the key is the device and the
+    alignment, and the current device is compared with `device` only when
+    the key is not found (no cost where `device` is current)."""
     meta = dict(meta or {})
     template = list(args)
     for position in varying:
         template[position] = None  # the caller's tensors are not kept alive here
-    launcher = _TRITON.get(id(kernel))
-    if launcher is None:
-        if not is_triton_kernel(kernel):
-            raise LaunchError(f"prepare_launch takes a @triton.jit kernel, got {type(kernel).__name__}")
-        launcher = _TRITON[id(kernel)] = TritonLauncher(kernel)
+    home = None if device is None else device.index  # a device named by the caller: launches run there
     device = device or current_device()
+    launcher = prepared_launcher(kernel, device)
 
     def general(*tensors: Any) -> None:
         full = list(template)
@@ -146,12 +176,13 @@ def prepare_launch(kernel: Any, grid: tuple, args: tuple, varying: tuple[int, ..
             full[position] = value
         launcher(device, grid, tuple(full), num_warps, None, meta)
 
-    if device is not launcher.device:
-        launcher._configure(device)
     if not (launcher.fast and type(grid) is tuple and launcher.foreign.isdisjoint(meta)
             and launcher._plan(len(args), tuple(meta)) is not None):
         return general
     nw = None if num_warps is None else launcher.scale_warps(num_warps)
-    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, _device_module, general,
-                              trusted)
+    # a device the caller named: launches do not depend on what detect() says
+    # (kernels prepared before the first detection kept falling back after it)
+    detection = _device_module if home is None else None
+    bound = make_bound_launch(launcher, grid, tuple(template), tuple(varying), nw, meta, detection, general,
+                              trusted, home)
     return bound or general

@@ -20,8 +20,11 @@ where triton_direct knows that wrapper.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from portagpu.runtime.placement import elsewhere, run_on
 
 if TYPE_CHECKING:
     from portagpu.runtime.triton_launch import TritonLauncher
@@ -68,10 +71,15 @@ def _never(grid: Any, args: tuple, num_warps: Any, meta: dict) -> bool:
     return False
 
 
-def _scope(launcher: TritonLauncher) -> dict[str, Any]:
-    """Names the generated code uses."""
+def _scope(launcher: TritonLauncher, tensor_names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Names the generated code uses (`tensor_names`: of the tensors it keys,
+    for the message about tensors on two GPUs)."""
     knobs = launcher.knobs
     return {
+        "elsewhere": elsewhere,
+        "NAMES": tensor_names,
+        "LABEL": launcher.backend.torch_device,
+        "WHAT": launcher.name,
         "kernel": launcher.kernel,
         "cache_get": launcher.cache.get,
         "remember": launcher._remember,
@@ -98,6 +106,7 @@ def _launch_lines(
     refuse: str,
     fixed_tensors: tuple[int, ...] = (),
     trusted: bool = False,
+    home: bool = False,
 ) -> list[str]:
     """From the key to the launch, once `dev` and the parameters are bound:
     read the tensors' addresses, look the key (`key_head` + each tensor's
@@ -107,14 +116,26 @@ def _launch_lines(
     `fixed_tensors` are GPU tensors whose address the code holds as a
     constant (a{i}). `trusted`: the caller vouches that the tensors are on the
     GPU and have the dtypes of the first call (portagpu.kernels: a plan per
-    dtype and device), so neither is read."""
+    dtype and device), so neither is read.
+
+    Which GPU (placement.py): untrusted code compares each tensor's device
+    with the current one and refuses tensors on another GPU (the general
+    path runs them there; two GPUs raise LaunchError in `elsewhere`).
+    `home`: trusted code for tensors on GPU HOME compares the current device
+    with HOME only on a miss, and runs `away` (itself under HOME) there: a
+    key with another device is never remembered, so a hit is on HOME."""
     p = params
     addresses = ", ".join(
         f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
     )
     every = ", ".join(p)
     dtypes = "" if trusted else "".join(f"{p[i]}.dtype, " for i in tensors)
-    on_gpu = "True" if trusted else " and ".join(f"{p[i]}.is_cuda" for i in tensors) or "True"
+    # on the current GPU: get_device() is -1 in host memory, another index on another GPU
+    on_gpu = (
+        "True"
+        if trusted
+        else " and ".join(f"{p[i]}.get_device() == dev" for i in tensors) or "True"
+    )
     # No launch hook installed (a profiler adds them): pass None, as Triton's
     # launcher does nothing with an empty chain. Triton with HookChain knobs:
     # the chains of configure time, still empty; older Triton: None.
@@ -153,7 +174,21 @@ def _launch_lines(
         *([] if trusted else [f"    on_gpu = {on_gpu}"]),
         "except (AttributeError, TypeError, ValueError):  # not a tensor where one was; odd constexpr",
         f"    {refuse}",
+        *(
+            []
+            if trusted
+            else [
+                f"if not on_gpu and elsewhere(get_device, ({''.join(f'{p[i]}, ' for i in tensors)}), NAMES, LABEL, WHAT) "
+                "is not None:",
+                f"    {refuse}  # on another GPU: the general path runs it there",
+            ]
+        ),
         "if entry is None:",
+        *(
+            ["    if dev != HOME:", "        return away(" + ", ".join(p[i] for i in tensors) + ")"]
+            if home
+            else []
+        ),
         f"    remember(key, native({native_args}))",
         "    return True",
         "run, function, packed, compiled, used_globals, direct, coop, pdl = entry",
@@ -244,6 +279,7 @@ def make_fast_launch(
             head.append("None")
         else:
             return None
+    scope["NAMES"] = tuple(names[i] for i in tensors)
     if guards:
         body += [f"if not ({' and '.join(guards)}):", "    return False"]
     grid_dict = "{" + ", ".join(f"{name!r}: {p[i]}" for i, name in enumerate(names)) + "}"
@@ -296,9 +332,10 @@ def make_bound_launch(
     varying: tuple[int, ...],
     nw: int | None,
     meta: dict,
-    detection: Any,
+    detection: Any | None,
     fallback: Callable[..., None],
     trusted: bool = False,
+    home: int | None = None,
 ) -> Callable[..., Any] | None:
     """Launch code with everything fixed but the tensors at positions `varying`
     of `args`, which it takes as its parameters, in order.
@@ -307,18 +344,23 @@ def make_bound_launch(
     name (the caller checked that they bind every parameter after `args`; the
     first launch goes through Triton, which compiles and checks them). Calls
     the code does not serve go to `fallback(*tensors)`: the device layer
-    detected anew (`detection.detection_count` changed since now), a pre-run
-    hook, not a tensor where one was, a changed global. Tensors among the
+    detected anew (`detection.detection_count` changed since now; None: the
+    caller named the device, which no detection changes), a pre-run hook,
+    not a tensor where one was, a changed global. Tensors among the
     fixed arguments are held by the code (a placeholder the caller owns);
     None if one is not on the GPU. `trusted`: the caller vouches that every
     call's tensors are on the GPU with the dtypes of the first call, so the
-    key is only the device and the tensors' alignment."""
+    key is only the device and the tensors' alignment; with `home`, the index
+    of the GPU they are on (portagpu.kernels: the plan's device), a call
+    while another GPU is current runs under `home` (see _launch_lines).
+    Untrusted code reads each tensor's GPU instead."""
     names = launcher.names
+    home = home if trusted and launcher.switch is not None else None
     full = list(args) + [
         meta[name] if name in meta else default
         for name, default in zip(names[len(args) :], launcher.defaults[len(args) :], strict=True)
     ]
-    scope = _scope(launcher)
+    scope = _scope(launcher, tuple(names[i] for i in varying))
     p = [f"p{i}" for i in range(len(names))]
     params = ", ".join(p[i] for i in varying)
     size = len(grid)
@@ -336,7 +378,7 @@ def make_bound_launch(
     scope.update(
         {
             "dm": detection,
-            "READY": detection.detection_count,
+            "READY": None if detection is None else detection.detection_count,
             "fallback": fallback,
             "GRID": grid,
             "NW": nw,
@@ -348,7 +390,9 @@ def make_bound_launch(
     )
     refuse = f"return fallback({params})"
     body = [
-        "if dm.detection_count != READY or kernel.pre_run_hooks:",
+        "if kernel.pre_run_hooks:"
+        if detection is None
+        else "if dm.detection_count != READY or kernel.pre_run_hooks:",
         f"    {refuse}",
         "dev = get_device()",
         *_launch_lines(
@@ -362,6 +406,12 @@ def make_bound_launch(
             refuse=refuse,
             fixed_tensors=fixed_tensors,
             trusted=trusted,
+            home=home is not None,
         ),
     ]
-    return _compile(launcher, f"bound_launch({params})", body, scope)
+    function = _compile(launcher, f"bound_launch({params})", body, scope)
+    if home is not None:
+        scope.update(
+            {"HOME": home, "away": functools.partial(run_on, launcher.switch, home, function)}
+        )
+    return function

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from portagpu.errors import LaunchError
+from portagpu.runtime.placement import elsewhere, run_on
 from portagpu.runtime.triton_codegen import _never, globals_changed, hooks_idle, make_fast_launch
 from portagpu.runtime.triton_direct import direct_launch
 
@@ -117,6 +118,9 @@ class TritonLauncher:
         self.kernel = kernel
         self.base = _base_function(kernel)
         self.device = None
+        self.switch = None
+        self.name = getattr(self.base, "__name__", "kernel")
+        self.arg_names = tuple(getattr(self.base, "arg_names", ()))
         self.interpreted_kernel = None  # made on the first interpreted launch
         # a function computing what the kernel computes (portagpu.reference_for):
         # it runs instead of Triton's interpreter, and where Triton cannot run
@@ -144,6 +148,8 @@ class TritonLauncher:
         self.mode = backend.triton_mode
         self.interpreted = backend.triton_mode == "interpreted"
         self.fast = bool(backend.triton_fast_path) and self.is_plain_jit
+        # GPUs picked by index: a launch runs on its tensors' GPU (placement.py)
+        self.switch = backend.device_switch_hooks() if self.mode == "native" else None
         self.shapes: dict[int, Callable[..., bool]] = {}  # made for this device's facts
         self.warps: dict[int, int | None] = {}
         if self.fast:
@@ -168,7 +174,13 @@ class TritonLauncher:
                     f"Triton kernels cannot run on {self.backend.display_name} ({device.name}); "
                     "give the kernel a reference with portagpu.reference_for(kernel, fn) to run it here")
         if self.fast and stream is None and try_fast:
+            # the generated code launches only tensors on the current GPU
             if self.fast_function(args, meta, grid)(grid, args, num_warps, meta):
+                return
+        if self.switch is not None:
+            index = self.elsewhere(args)
+            if index is not None and stream is None:  # a stream= names its device itself
+                run_on(self.switch, index, self, device, grid, args, num_warps, None, meta, True, interpret)
                 return
         nw = None if num_warps is None else self.scale_warps(num_warps)
         if meta and self.foreign and not self.foreign.isdisjoint(meta):
@@ -179,6 +191,12 @@ class TritonLauncher:
             self._fast(grid, args, nw, meta)
         else:
             self._native(grid, args, nw, stream, meta)
+
+    def elsewhere(self, args: tuple) -> int | None:
+        """The GPU the tensors among the positional arguments are on when it
+        is not the current one (placement.elsewhere: LaunchError when they are
+        on two GPUs)."""
+        return elsewhere(self.switch[0], args, self.arg_names, self.backend.torch_device, self.name)
 
     # -- Triton's own dispatch --------------------------------------------------
     def _native(self, grid: Any, args: tuple, nw: int | None, stream: Any, meta: dict) -> Any:

@@ -64,3 +64,17 @@ def test_bad_shapes_and_activations_are_refused():
         K.matmul_bias_act(torch.zeros(3, 4), torch.zeros(5, 6))
     with pytest.raises(LaunchError, match="act="):
         K.matmul_bias_act(torch.zeros(3, 4), torch.zeros(4, 6), act="tanh")
+
+
+def test_a_bias_on_another_device_is_not_given_to_the_fused_kernel():
+    """The fused kernel reads the bias through a raw pointer: one on another
+    device (here torch's meta device) takes the torch sequence, or is refused
+    when the kernel is asked for, instead of a kernel reading foreign memory."""
+    from portagpu.errors import LaunchError
+
+    a, b, bias = torch.zeros(3, 4), torch.zeros(4, 6), torch.zeros(6, device="meta")
+    with pytest.raises(LaunchError, match="bias on their device"):
+        K.matmul_bias_act(a, b, bias, impl="triton")
+    with pytest.raises(RuntimeError):  # torch's own refusal of the mix
+        K.matmul_bias_act(a, b, bias)
+    assert K.last_impl() == "torch"

@@ -3,7 +3,11 @@
 AMD and NVIDIA are simulated here: a `portagpu.device.Device` built by hand
 (warp 64 gfx942, warp 32 gfx1100, warp 32 sm_90) is returned by the runtime's
 `detect`, and a fake `cupy` module records what would have been compiled and
-launched. Nothing in these fakes runs a kernel.
+launched. For the Triton fast path: a stand-in JITFunction that records its
+compiles and launches (with gpu_tensors.OnGpu: CPU tensors that say they are on a GPU), and
+two simulated GPUs behind torch's device hooks (`FakeGpus`: the current
+device, switching it, each device's stream). Nothing in these fakes runs a
+kernel.
 """
 
 from __future__ import annotations
@@ -140,3 +144,99 @@ def _fresh_compile_cache(monkeypatch):
     from portagpu.runtime import cuda_source
 
     monkeypatch.setattr(cuda_source, "_COMPILED", {})
+
+
+# --- the Triton fast path -----------------------------------------------------------
+class FakeGpus:
+    """Two (or more) simulated GPUs as torch's CUDA hooks see them: the current
+    index, switching it (every switch recorded) and each device's current
+    stream (1234 + index)."""
+
+    def __init__(self) -> None:
+        self.current = 0
+        self.switches: list[int] = []
+
+    def get(self) -> int:
+        return self.current
+
+    def exchange(self, index: int) -> int:
+        previous, self.current = self.current, index
+        self.switches.append(index)
+        return previous
+
+    @staticmethod
+    def stream(index: int) -> int:
+        return 1234 + index
+
+
+@pytest.fixture
+def gpus(monkeypatch) -> FakeGpus:
+    """Simulated GPUs behind torch._C's CUDA device and stream calls."""
+    import torch
+
+    fake = FakeGpus()
+    for name, hook in (("_cuda_getDevice", fake.get), ("_cuda_exchangeDevice", fake.exchange),
+                       ("_cuda_maybeExchangeDevice", fake.exchange),
+                       ("_cuda_getCurrentRawStream", fake.stream)):
+        monkeypatch.setattr(torch._C, name, hook, raising=False)
+    return fake
+
+
+class FakeCompiled:
+    def __init__(self, kernel: JITFunction) -> None:
+        self.function, self.packed_metadata = object(), object()
+        self.kernel = kernel
+        self.device = kernel.where()  # the device it was compiled and loaded for
+
+    def run(self, *launch):
+        self.kernel.record(("fast", launch))
+
+    def launch_metadata(self, grid, stream, *args):
+        return ("metadata", grid, stream)
+
+
+class JITFunction:
+    """Stand-in for triton.runtime.jit.JITFunction(x, y, n, BLOCK: constexpr, EXTRA: constexpr=7).
+    `log` has one entry per compile ("native") or fast launch ("fast");
+    `devices` the current device at each."""
+
+    __name__ = "add"
+    arg_names = ["x", "y", "n", "BLOCK", "EXTRA"]
+
+    def __init__(self, where=lambda: 0) -> None:
+        spec = [("x", False, None), ("y", False, None), ("n", False, None), ("BLOCK", True, None),
+                ("EXTRA", True, 7)]
+        self.params = [types.SimpleNamespace(name=n, is_constexpr=c, has_default=d is not None, default=d)
+                       for n, c, d in spec]
+        self.pre_run_hooks: list = []
+        self.used_global_vals: dict = {}
+        self.log: list = []
+        self.devices: list[int] = []
+        self.where = where
+
+    def record(self, entry: tuple) -> None:
+        self.log.append(entry)
+        self.devices.append(self.where())
+
+    def run(self, *args, **kwargs):  # pragma: no cover - launches go through __getitem__
+        raise AssertionError
+
+    def __getitem__(self, grid):
+        def native(*args, **kwargs):
+            self.record(("native", grid, args, kwargs))
+            return FakeCompiled(self)
+
+        return native
+
+
+JITFunction.__module__ = "triton.runtime.jit"
+
+
+@pytest.fixture
+def kernel(use_device, gpus):
+    use_device("sm_90")
+    return JITFunction(gpus.get)
+
+
+def kinds(kernel):
+    return [entry[0] for entry in kernel.log]

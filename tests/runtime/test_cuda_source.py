@@ -219,7 +219,7 @@ def test_mixed_devices_are_refused(use_device, fake_cupy):
     cupy = fake_cupy()
     kernel = portagpu.CudaKernel(SOURCE, "scale")
     portagpu.launch(kernel, 1, cupy.ndarray(0), cupy.ndarray(0), 1.0, 4, 1.0, 1)  # makes the fast path
-    with pytest.raises(LaunchError, match="GPU 1, other arguments on GPU 0"):
+    with pytest.raises(LaunchError, match="is on cuda:1, other arguments on cuda:0"):
         portagpu.launch(kernel, 1, cupy.ndarray(0), cupy.ndarray(1), 1.0, 4, 1.0, 1)
 
 

@@ -6,62 +6,14 @@ changes Triton's specialisation goes back through Triton."""
 
 from __future__ import annotations
 
-import types
-
 import pytest
 import torch
 
 import portagpu
+from portagpu.runtime.dispatch import prepare_launch
 
-
-class FakeCompiled:
-    def __init__(self, log: list) -> None:
-        self.function, self.packed_metadata = object(), object()
-        self.log = log
-
-    def run(self, *launch):
-        self.log.append(("fast", launch))
-
-    def launch_metadata(self, grid, stream, *args):
-        return ("metadata", grid, stream)
-
-
-class JITFunction:
-    """Stand-in for triton.runtime.jit.JITFunction(x, y, n, BLOCK: constexpr, EXTRA: constexpr=7)."""
-
-    def __init__(self) -> None:
-        spec = [("x", False, None), ("y", False, None), ("n", False, None), ("BLOCK", True, None),
-                ("EXTRA", True, 7)]
-        self.params = [types.SimpleNamespace(name=n, is_constexpr=c, has_default=d is not None, default=d)
-                       for n, c, d in spec]
-        self.pre_run_hooks: list = []
-        self.used_global_vals: dict = {}
-        self.log: list = []
-
-    def run(self, *args, **kwargs):  # pragma: no cover - launches go through __getitem__
-        raise AssertionError
-
-    def __getitem__(self, grid):
-        def native(*args, **kwargs):
-            self.log.append(("native", grid, args, kwargs))
-            return FakeCompiled(self.log)
-
-        return native
-
-
-JITFunction.__module__ = "triton.runtime.jit"
-
-
-@pytest.fixture
-def kernel(use_device, monkeypatch):
-    use_device("sm_90")
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 1234, raising=False)
-    return JITFunction()
-
-
-def kinds(kernel):
-    return [entry[0] for entry in kernel.log]
+from .conftest import JITFunction, kinds, make_device
+from .gpu_tensors import OnGpu
 
 
 def test_second_launch_uses_the_cached_launcher(kernel):
@@ -195,14 +147,6 @@ def test_bad_num_warps_is_refused_on_the_fast_path(kernel):
             portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=bad)
 
 
-class OnGpu(torch.Tensor):
-    """A CPU tensor that says it is on the GPU, as the fast path sees a CUDA tensor."""
-
-    @property
-    def is_cuda(self):
-        return True
-
-
 def test_gpu_tensors_are_passed_as_their_addresses(kernel):
     x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
     portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
@@ -307,6 +251,20 @@ def test_a_prepared_launch_falls_back_where_it_must(kernel, use_device):
     assert kinds(kernel)[2:] == ["native", "native"]
     go(x, "not a tensor")  # not keyable: Triton's own dispatch (which would raise)
     assert kernel.log[-1][0] == "native" and kernel.log[-1][2][1] == "not a tensor"
+
+
+def test_a_launch_prepared_for_a_named_device_outlives_a_new_detection(kernel, use_device):
+    """portagpu.kernels names the tensors' device: what detect() says does not
+    change its launches, so a plan made before the first detection (or before
+    portagpu.distributed.init binds a device) keeps its generated code."""
+    go = prepare_launch(kernel, (1,), (None, None, 16), (0, 1), meta={"BLOCK": 32},
+                        device=make_device("cuda", "sm_90", 32), trusted=True)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    go(x, x)
+    use_device("sm_90")  # the device layer detects anew
+    go(x, x)
+    assert kinds(kernel) == ["native", "fast"]
+    assert "detection_count" not in go.source
 
 
 def test_a_trusted_prepared_launch_keys_the_device_and_alignment(kernel):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from portagpu.backends._cupy import cupy_raw_module
+from portagpu.backends.base import DeviceSwitch
 
 
 class NvidiaRuntime:
@@ -22,6 +23,16 @@ class NvidiaRuntime:
 
         # CUDA is initialised by then (a kernel was launched through Triton)
         return torch._C._cuda_getDevice, torch._C._cuda_getCurrentRawStream
+
+    def device_switch_hooks(self) -> DeviceSwitch | None:
+        import torch
+
+        # torch.cuda.device's own calls, without its Python wrappers (torch 2.1+)
+        hooks = tuple(
+            getattr(torch._C, name, None)
+            for name in ("_cuda_getDevice", "_cuda_exchangeDevice", "_cuda_maybeExchangeDevice")
+        )
+        return hooks if all(hooks) else super().device_switch_hooks()  # type: ignore[misc,return-value]
 
     def cuda_compiler(self) -> str | None:
         return "CuPy RawModule (NVRTC)"
