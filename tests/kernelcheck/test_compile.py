@@ -119,5 +119,12 @@ def test_a_kernel_the_worker_cannot_import_is_not_checked(tmp_path, kc_cache):
 def test_a_target_triton_cannot_compile_for_is_not_checked_not_failed(samples, kc_cache, target):
     report = run(samples.add_kernel, target, kc_cache)
     check = one(report, target, "nw=4")
+    if check.status in (FITS, DOES_NOT_FIT):
+        # Triton 3.6 (the GPU machine's) still compiles for RDNA2; 3.9 does not
+        import triton
+
+        pytest.skip(
+            f"Triton {triton.__version__} compiles for {target}: no unsupported target to test"
+        )
     assert check.status == "not-checked" and "does not compile for gfx1030" in check.detail
     assert report.failures == [] and report.skipped_targets() == {target: check.detail}

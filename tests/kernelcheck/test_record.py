@@ -1,6 +1,8 @@
 """Recording launches: plain kernel[grid](...), portagpu.launch (32-thread warp units,
-original dtypes), autotuned kernels (every config) and CUDA C kernels. Runs the
-kernels in Triton's interpreter on the CPU; nothing is compiled."""
+original dtypes), autotuned kernels (every config) and CUDA C kernels. On a CPU
+runner the kernels run in Triton's interpreter and nothing is compiled; the
+portagpu.launch tests also run on the session's GPU (--portagpu-device), where
+launches take the generated fast path and must still be recorded."""
 
 import pytest
 
@@ -42,10 +44,11 @@ def test_plain_launches_are_recorded_once_per_specialisation_and_patches_are_und
     assert file == __file__ and int(line) > 0 and not specs[0].warp_units
 
 
-def test_portagpu_launch_records_warp_units_and_the_original_dtype(samples):
+def test_portagpu_launch_records_warp_units_and_the_original_dtype(samples, torch_device):
     import portagpu
 
-    x = torch.ones(64, dtype=torch.bfloat16)  # the interpreter runs bf16 through float32 copies
+    # on a CPU the interpreter runs bf16 through float32 copies
+    x = torch.ones(64, dtype=torch.bfloat16, device=torch_device)
     with Recorder() as recorder:
         portagpu.launch(
             samples.add_kernel, (1,), x, x, torch.empty_like(x), 64, BLOCK=64, num_warps=8
@@ -58,39 +61,42 @@ def test_portagpu_launch_records_warp_units_and_the_original_dtype(samples):
     assert options_for(spec, resolve("sm_90"))["num_warps"] == 8
 
 
-def test_an_autotuned_launch_records_every_config(samples):
+def test_an_autotuned_launch_records_every_config(samples, torch_device):
     import portagpu
 
     # the interpreter runs the largest config (64x64 tiles, BK=128): inputs sized for it
-    a, b = torch.zeros(64, 128, dtype=torch.float16), torch.zeros(128, 64, dtype=torch.float16)
+    a = torch.zeros(64, 128, dtype=torch.float16, device=torch_device)
+    b = torch.zeros(128, 64, dtype=torch.float16, device=torch_device)
     with Recorder() as recorder:
-        portagpu.launch(samples.tiled_dot_kernel, (1,), a, b, torch.zeros(64, 64), 128)
+        portagpu.launch(
+            samples.tiled_dot_kernel, (1,), a, b, torch.zeros(64, 64, device=torch_device), 128
+        )
     specs = list(recorder.specs)
     assert [(s.mode, s.config) for s in specs] == [("autotune", "1/2"), ("autotune", "2/2")]
 
 
-def test_cuda_source_launches_are_recorded_with_their_block():
+def test_cuda_source_launches_are_recorded_with_their_block(torch_device):
     import portagpu
 
     source = 'extern "C" __global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }'
     kernel = portagpu.CudaKernel(source, "scale", reference=lambda x, n: x.mul_(2))
-    x = torch.ones(8)
+    x = torch.ones(8, device=torch_device)
     with Recorder() as recorder:
         portagpu.launch(kernel, (1,), x, 8, block=(128,), shared_mem=512)
     (spec,) = recorder.cuda_specs.values()
     assert (spec.name, spec.block, spec.shared_mem) == ("scale", (128, 1, 1), 512)
-    assert torch.equal(x, torch.full((8,), 2.0))
+    assert torch.equal(x.cpu(), torch.full((8,), 2.0))
 
 
-def test_nested_recorders_own_their_launches(samples):
+def test_nested_recorders_own_their_launches(samples, torch_device):
     import portagpu
 
-    x = torch.ones(16)
+    x, out = torch.ones(16, device=torch_device), torch.empty(16, device=torch_device)
     with Recorder() as outer:
-        portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=16)
+        portagpu.launch(samples.add_kernel, (1,), x, x, out, 16, BLOCK=16)
         with Recorder() as inner:  # e.g. a pytest session run inside a test
-            portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=32)
-        portagpu.launch(samples.add_kernel, (1,), x, x, torch.empty(16), 16, BLOCK=64)
+            portagpu.launch(samples.add_kernel, (1,), x, x, out, 16, BLOCK=32)
+        portagpu.launch(samples.add_kernel, (1,), x, x, out, 16, BLOCK=64)
     assert [s.constexprs()["BLOCK"] for s in outer.specs] == [16, 64]
     assert [s.constexprs()["BLOCK"] for s in inner.specs] == [32]
 
