@@ -62,7 +62,7 @@ def is_switch_condition(condition: str, names: frozenset[str] = frozenset()) -> 
 
 def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    stack: list[list[Any]] = []  # [chain start, guarded?]
+    stack: list[list[Any]] = []  # [chain start, guarded?, inside an `#if 0` branch?]
     data = text.encode("utf-8", "surrogatepass")
     starts = line_starts_bytes(data)  # \r\n, \r and \n end a line, as for a compiler
     ends = [_content_end(data, following) for following in starts[1:]] + [len(data)]
@@ -78,17 +78,26 @@ def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int
         match = _DIRECTIVE.match(line) if "#" in line else None
         if match:
             kind, rest = match.group(1), match.group(2)
+            if kind in ("else", "endif") or kind.startswith("elif"):
+                if stack and stack[-1][2]:  # the #if 0 branch ends here
+                    spans.append((stack[-1][0], start))
+                    stack[-1][2] = False
             if kind.startswith("if"):
-                stack.append([start, is_switch_condition(rest, names)])
+                stack.append([start, is_switch_condition(rest, names), kind == "if" and _is_dead(rest)])
             elif kind.startswith("elif"):
                 if stack and is_switch_condition(rest, names):
                     stack[-1][1] = True
             elif kind == "endif" and stack:
-                chain_start, guarded = stack.pop()
+                chain_start, guarded, _ = stack.pop()
                 if guarded:
                     spans.append((chain_start, ends[i]))
         i += 1
     return spans
+
+
+def _is_dead(condition: str) -> bool:
+    """`#if 0`: a branch the compiler never sees (comments aside)."""
+    return re.sub(r"/\*.*?\*/|//.*", "", condition).strip() in ("0", "(0)")
 
 
 def _content_end(data: bytes, next_start: int) -> int:

@@ -35,6 +35,18 @@ Options = Mapping[str, Any]
 WARPISH_NAME = re.compile(r"lane|warp|(^|_)wid(_|$)|wave", re.IGNORECASE)
 
 
+def is_partial_mask_32(node: Any) -> str | None:
+    """The text of node if it is a hex literal lane mask of fewer than 32 ones
+    held in 32 bits (`0x0000ffff`, a mistyped `0xfffffff`), else None: HIP's
+    *_sync functions reject any mask narrower than 64 bits."""
+    node = unwrap(node)
+    value = int_value(node)
+    text = text_of(node) if value else ""
+    if value and text.lower().startswith("0x") and "l" not in value[1] and 0 < value[0] < FULL32:
+        return text
+    return None
+
+
 def is_full_mask_32(node: Any) -> str | None:
     """The text of node if it is a 32-bit all-ones mask, else None.
 

@@ -1,4 +1,5 @@
-"""PG501: a 32-bit full lane mask given to a *_sync warp function.
+"""PG501: a 32-bit lane mask (full, or a partial hex literal) given to a
+*_sync warp function.
 
 A literal is reported where it is passed; a variable or macro holding one is
 reported once, at its definition (fixing it there fixes every use)."""
@@ -15,6 +16,7 @@ from portagpu.cuda.warp.common import (
     Options,
     is_32bit_declaration,
     is_full_mask_32,
+    is_partial_mask_32,
     macro_is_full_mask_32,
 )
 
@@ -46,6 +48,10 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 {"mask": literal, "func": name},
                 replacement=REPLACEMENT,
             )
+            continue
+        partial = is_partial_mask_32(mask)
+        if partial:  # no 1:1 edit: which 64-bit lanes it means is the author's call
+            yield Hit(mask.start_byte, mask.end_byte, {"mask": partial, "func": name})
             continue
         if mask.type != "identifier":
             continue
