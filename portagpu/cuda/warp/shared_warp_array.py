@@ -2,7 +2,7 @@
 `BLOCK / 32` or `BLOCK >> 5`: on a 64-wide wavefront the count is wrong. An
 array so sized but indexed only by a non-warp index (`s[t / 16]`) is data.
 
-Also a block reduction's scratch `__shared__ T s[32]` that is written per warp
+Also a block reduction's scratch `__shared__ T s[32]` (or `s[32][N]`) that is written per warp
 (`s[wid] = v`) and read back by lane under a 32-lane warp count
 (`threadIdx.x < blockDim.x / 32.f ? s[lane] : 0`): on wave64 half as many
 slots are written as the readback reads. An array merely sized 32 (read back
@@ -87,7 +87,7 @@ def _data_tile(array: Any) -> bool:
 
 
 def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
-    """`s[32]`, one dimension, written at a warp index and read at a lane index
+    """`s[32]` (or `s[32][N]`, warps first) written at a warp index and read at a lane index
     under a count of 32-lane warps, in the function that declares it."""
     name_node = array.child_by_field_name("declarator")
     if const_value(size) != 32 or name_node is None or name_node.type != "identifier":
@@ -102,11 +102,16 @@ def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
         index = index.named_children[0] if index is not None and index.named_children else None
         if index is None:
             continue
-        parent = sub.parent
+        whole = sub  # `s[wid][i] = v`: the first index picks the warp's slot
+        while whole.parent is not None and whole.parent.type == "subscript_expression" and (
+            whole.parent.child_by_field_name("argument") == whole
+        ):
+            whole = whole.parent
+        parent = whole.parent
         if (
             parent is not None
             and parent.type == "assignment_expression"
-            and parent.child_by_field_name("left") == sub
+            and parent.child_by_field_name("left") == whole
         ):
             written = written or _warp_index(index)
         elif _lane_index(index) and _under_32_lane_count(unit, sub):

@@ -1,6 +1,7 @@
 """PG508: a warp-width constant defined as 32 (#define WARP_SIZE 32,
 constexpr int kWarpSize = 32, enum, template default), also when the 32 is
-spelled as a constant expression (`#define WARP_SIZE (1 << LOG2_WARP)`).
+spelled as a constant expression (`#define WARP_SIZE (1 << LOG2_WARP)`), or
+capped at it (`constexpr int kWarpSize = std::min(kNThreads, 32)`).
 Reported at the definition only: fixing it there fixes every use."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from portagpu.cuda.parser import text_of
 from portagpu.cuda.unit import (
     CudaUnit,
     Hit,
+    call_args,
     const_value,
     declared_names,
     eval_constant_text,
@@ -46,7 +48,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         yield Hit(node.start_byte, end, {"name": text_of(name)})
     for decl in unit.nodes("declaration", "field_declaration"):
         for name, init in declared_names(decl):
-            if init is not None and pattern.match(name) and const_value(init) == 32:
+            if init is not None and pattern.match(name) and (const_value(init) == 32 or _capped_at_32(init)):
                 yield Hit(decl.start_byte, decl.end_byte, {"name": name})
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
@@ -55,3 +57,16 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             continue
         if const_value(value) == 32:
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+_MIN = frozenset({"min", "std::min", "::min", "cuda::std::min"})
+
+
+def _capped_at_32(init) -> bool:
+    """`std::min(threads, 32)`: the width is 32 whenever the block is a warp or more."""
+    if init.type != "call_expression":
+        return False
+    func = init.child_by_field_name("function")
+    if func is None or text_of(func).split("<")[0].strip() not in _MIN:
+        return False
+    return any(const_value(arg) == 32 for arg in call_args(init))
