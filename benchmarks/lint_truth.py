@@ -60,6 +60,7 @@ CATEGORY_OF_RULE: dict[str, str | None] = {
     "PG601": "inline-ptx",
     "PG403": "inline-ptx",
     "PG404": "cuda-only-api",
+    "PG406": "cuda-only-api",  # Triton's NVIDIA-only TMA descriptor helpers
     "PG699": None,
 }
 FAMILY_CATEGORY: dict[str, str | None] = {

@@ -83,7 +83,8 @@ def _conditional_chains(text: str, names: frozenset[str]) -> list[tuple[int, int
                     spans.append((stack[-1][0], start))
                     stack[-1][2] = False
             if kind.startswith("if"):
-                stack.append([start, is_switch_condition(rest, names), kind == "if" and _is_dead(rest)])
+                dead = kind == "if" and _is_dead(rest)
+                stack.append([start, is_switch_condition(rest, names), dead])
             elif kind.startswith("elif"):
                 if stack and is_switch_condition(rest, names):
                     stack[-1][1] = True

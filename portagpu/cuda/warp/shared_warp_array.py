@@ -103,8 +103,10 @@ def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
         if index is None:
             continue
         whole = sub  # `s[wid][i] = v`: the first index picks the warp's slot
-        while whole.parent is not None and whole.parent.type == "subscript_expression" and (
-            whole.parent.child_by_field_name("argument") == whole
+        while (
+            whole.parent is not None
+            and whole.parent.type == "subscript_expression"
+            and (whole.parent.child_by_field_name("argument") == whole)
         ):
             whole = whole.parent
         parent = whole.parent

@@ -48,7 +48,11 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         yield Hit(node.start_byte, end, {"name": text_of(name)})
     for decl in unit.nodes("declaration", "field_declaration"):
         for name, init in declared_names(decl):
-            if init is not None and pattern.match(name) and (const_value(init) == 32 or _capped_at_32(init)):
+            if (
+                init is not None
+                and pattern.match(name)
+                and (const_value(init) == 32 or _capped_at_32(init))
+            ):
                 yield Hit(decl.start_byte, decl.end_byte, {"name": name})
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")

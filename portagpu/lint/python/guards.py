@@ -43,7 +43,9 @@ guard. The heuristics, in order of strength:
   map to HIP, so they cover mps and cpu only; NVIDIA hardware words
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
   ("hip", "rocm", "amd") cover every target; "mps" covers mps.
-* `hasattr(...)` in a test is a feature probe and covers all targets.
+* `hasattr(...)` in a test is a feature probe and covers all targets, except
+  on a private attribute (`hasattr(f, "_buffer")`): that is the program's own
+  cache, tested whatever the device.
 * A name assigned a device probe (`n = torch.cuda.device_count()`) tests
   like the probe; names counting GPUs (`device_count`, `num_gpus`) are
   device checks.
@@ -160,6 +162,16 @@ def _device_presence(name: str) -> bool:
     )
 
 
+def _private_attribute_probe(call: ast.Call) -> bool:
+    """`hasattr(fn, "_buffer")`: a lazily built cache, not an API probe."""
+    name = call.args[1] if len(call.args) == 2 else None
+    return (
+        isinstance(name, ast.Constant)
+        and isinstance(name.value, str)
+        and name.value.startswith("_")
+    )
+
+
 def test_cover(
     test: ast.AST, qualify, guard_names: Iterable[str] = (), resolve=None
 ) -> frozenset[str]:
@@ -180,6 +192,7 @@ def test_cover(
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id == "hasattr"
+            and not _private_attribute_probe(node)
         ):
             return EVERY  # a feature probe: the branch runs only where the API exists
         if isinstance(node, (ast.Attribute, ast.Name)):

@@ -378,10 +378,24 @@ def _device_literal(ctx: Context, node: ast.AST | None) -> str | None:
 
 
 def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | None] | None:
+    # a message beside the choice (`warnings.warn("training on CPU will be slow")`) changes nothing
+    body = [stmt for stmt in body if not _is_message(stmt)]
     if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
         return None
     target = body[0].targets[0]
     return ast.dump(target), _device_literal(ctx, body[0].value)
+
+
+_MESSAGE_CALLS = frozenset({"print", "warn", "info", "warning", "debug"})
+
+
+def _is_message(stmt: ast.stmt) -> bool:
+    """`print(...)`, `warnings.warn(...)`, `logger.info(...)` as a statement."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _MESSAGE_CALLS
 
 
 def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:

@@ -155,12 +155,19 @@ def _none_checked_later(ctx: Context, name: str) -> bool:
 
 
 def _used_as_string(node: ast.AST, parent: ast.AST | None) -> bool:
-    """`x.split(".")`, `"cu" + x`, `TABLE[x]`: uses that need a str, not None."""
+    """`x.split(".")`, `"cu" + x`, `TABLE[x]`, `Version(x)`: uses that need a str, not None."""
     if isinstance(parent, ast.Attribute) and parent.value is node:
         return True
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
         return True
+    if isinstance(parent, ast.Call) and node in parent.args:
+        func = parent.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _VERSION_PARSERS  # `parse(None)` raises TypeError
     return isinstance(parent, ast.Subscript) and parent.slice is node
+
+
+_VERSION_PARSERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "parse_version"})
 
 
 def _string_uses_of(scope: ast.AST, name: str) -> bool:
