@@ -44,8 +44,8 @@ guard. The heuristics, in order of strength:
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
   ("hip", "rocm", "amd") cover every target; "mps" covers mps.
 * `hasattr(...)` in a test is a feature probe and covers all targets, except
-  on a private attribute (`hasattr(f, "_buffer")`): that is the program's own
-  cache, tested whatever the device.
+  on a private attribute (`hasattr(f, "_buffer")`, not a `__dunder__`
+  protocol): that is the program's own cache, tested whatever the device.
 * A name assigned a device probe (`n = torch.cuda.device_count()`) tests
   like the probe; names counting GPUs (`device_count`, `num_gpus`) are
   device checks.
@@ -163,12 +163,14 @@ def _device_presence(name: str) -> bool:
 
 
 def _private_attribute_probe(call: ast.Call) -> bool:
-    """`hasattr(fn, "_buffer")`: a lazily built cache, not an API probe."""
+    """`hasattr(fn, "_buffer")`: a lazily built cache, not an API probe
+    (a dunder such as `__dlpack__` is a protocol, and is one)."""
     name = call.args[1] if len(call.args) == 2 else None
     return (
         isinstance(name, ast.Constant)
         and isinstance(name.value, str)
         and name.value.startswith("_")
+        and not name.value.endswith("__")  # `__dlpack__`, `__cuda_array_interface__`: protocols
     )
 
 

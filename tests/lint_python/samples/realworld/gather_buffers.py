@@ -24,6 +24,12 @@ def probe_compile():
     return None
 
 
+def interop_stream(x):
+    if hasattr(x, "__cuda_array_interface__"):  # a protocol probe: only CUDA arrays have it
+        return torch.cuda.current_stream()
+    return None
+
+
 def wheel_tag():
     cuda = parse(torch.version.cuda)  # expect: PG112
     return f"cu{cuda.major}{cuda.minor}"
