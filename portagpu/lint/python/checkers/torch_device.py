@@ -143,11 +143,13 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     names = tuple(rule.options.get("device_names", ("device",)))
     keywords = rule.options.get("keywords", ["device", "map_location"])
     hit = False
+    callee_of_device: str | None = None  # the device function the literal is given to
     functions = rule.options.get("device_functions", ("torch.device",))
     if isinstance(parent, ast.Call):
         # torch.device("cuda"), torch.set_default_device("cuda"), torch.autocast("cuda"):
         # the device is the first argument
-        hit = _callee(ctx, parent.func) in functions and parent.args[:1] == [subject]
+        callee_of_device = _callee(ctx, parent.func)
+        hit = callee_of_device in functions and parent.args[:1] == [subject]
     elif isinstance(parent, ast.keyword):
         call = ctx.parent(depth + 1)
         is_to = (
@@ -160,11 +162,9 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
         is_query = callee.lstrip("_").startswith(("check", "is_", "has_", "assert"))
         hit = parent.arg in keywords and not is_to and not is_query
         # torch.autocast(device_type="cuda"): the device keyword of a device function
-        hit = hit or (
-            parent.arg == "device_type"
-            and isinstance(call, ast.Call)
-            and _callee(ctx, call.func) in functions
-        )
+        if not hit and parent.arg == "device_type" and isinstance(call, ast.Call):
+            callee_of_device = _callee(ctx, call.func)
+            hit = callee_of_device in functions
         # parser.add_argument("--device", default="cuda"), @click.option("--device", default="cuda")
         hit = hit or (parent.arg == "default" and _device_option(call, callee, names))
     elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
@@ -178,7 +178,12 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
                 hit = True
     if hit:
         shown = value if subject is node else "cuda:{...}"
-        ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown)
+        effect = (
+            "autocast warns and turns itself off where there is no CUDA device (full precision)"
+            if (callee_of_device or "").endswith("autocast")
+            else "fails where there is no CUDA device"
+        )
+        ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown, effect=effect)
 
 
 def _callee(ctx: Context, func: ast.AST) -> str | None:
