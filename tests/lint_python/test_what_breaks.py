@@ -44,6 +44,26 @@ def test_deprecated_amp_is_not_a_rocm_break() -> None:
     assert _codes(code, targets=("mps",)) == [(2, "PG104")]
 
 
+def test_a_cuda_autocast_is_said_to_turn_off_not_to_fail() -> None:
+    """torch.autocast("cuda") without CUDA warns and disables itself (the code then
+    runs in full precision); a cuda tensor device raises. The messages differ."""
+    code = (
+        "import torch\n"
+        "x = torch.zeros(3, device='cuda')\n"
+        "with torch.autocast('cuda'):\n"
+        "    pass\n"
+        "with torch.amp.autocast(device_type='cuda'):\n"
+        "    pass\n"
+    )
+    outcome = lint_one(code, "m.py", LintConfig(targets=("mps",), cache=False, jobs=1))
+    messages = {f.line: f.message for f in outcome.findings if f.code == "PG103"}
+    assert sorted(messages) == [2, 3, 5]
+    assert "fails where there is no CUDA device" in messages[2]
+    assert all(
+        "turns itself off" in messages[line] and "fails" not in messages[line] for line in (3, 5)
+    )
+
+
 def test_nccl_and_visible_devices_are_target_aware() -> None:
     code = (
         "import os\nimport torch.distributed as dist\n"
