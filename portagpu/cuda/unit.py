@@ -459,6 +459,14 @@ def unwrap(node: Any) -> Any:
     return node
 
 
+def outermost(node: Any, through: tuple[str, ...] = ("parenthesized_expression",)) -> Any:
+    """`node` climbed through the wrappers around it (parentheses, and casts when
+    asked): the expression its parent actually uses. The inverse of `unwrap`."""
+    while node.parent is not None and node.parent.type in through:
+        node = node.parent
+    return node
+
+
 def int_value(node: Any) -> tuple[int, str] | None:
     """(value, suffix) of an integer literal node, else None."""
     node = unwrap(node)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, outermost, unwrap
 from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration, is_full_mask_32
 
 BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
@@ -19,14 +19,14 @@ BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "
 SAFE_WIDENING = frozenset({"__popc", "__ffs"})
 
 
+# a ballot's value keeps its width through these (a cast to a 32-bit type is
+# still a 32-bit store)
+_VALUE_WRAPPERS = ("parenthesized_expression", "cast_expression")
+
+
 def _assigned_32bit(unit: CudaUnit, call: Any) -> str | None:
     """Name of the 32-bit variable the call's value is stored in, if any."""
-    node = call
-    while node.parent is not None and node.parent.type in (
-        "parenthesized_expression",
-        "cast_expression",
-    ):
-        node = node.parent
+    node = outermost(call, _VALUE_WRAPPERS)
     parent = node.parent
     if parent is None:
         return None
@@ -61,12 +61,7 @@ def _returns_32bit(unit: CudaUnit, name: str) -> bool:
 
 def _combined_32bit(unit: CudaUnit, call: Any) -> str | None:
     """The 32-bit operand a ballot is `&`/`|`/`^`-combined with, if any."""
-    node = call
-    while node.parent is not None and node.parent.type in (
-        "parenthesized_expression",
-        "cast_expression",
-    ):
-        node = node.parent
+    node = outermost(call, _VALUE_WRAPPERS)
     parent = node.parent
     if parent is None or parent.type != "binary_expression":
         return None
@@ -107,9 +102,7 @@ def ballot_value(unit: CudaUnit, node: Any) -> str | None:
 
 def _compared_with_full_32(call: Any) -> str | None:
     """The 32-bit full mask a ballot is compared with (`== ~0u`), if any."""
-    node = call
-    while node.parent is not None and node.parent.type == "parenthesized_expression":
-        node = node.parent
+    node = outermost(call)
     parent = node.parent
     if parent is None or parent.type != "binary_expression":
         return None

@@ -32,6 +32,7 @@ from portagpu.cuda.unit import (
     const_value,
     enclosing_function,
     float_value,
+    outermost,
     unwrap,
 )
 from portagpu.cuda.warp.ballot_width import ballot_value
@@ -91,9 +92,8 @@ def _thread_derived(unit: CudaUnit, node: Any, depth: int = 0, counts: bool = Fa
 
 
 def _result_name(node: Any) -> str:
+    node = outermost(node)
     parent = node.parent
-    while parent is not None and parent.type == "parenthesized_expression":
-        node, parent = parent, parent.parent
     if parent is None:
         return ""
     if parent.type == "init_declarator":
@@ -140,9 +140,7 @@ def _names_warps(function: Any) -> bool:
 def _warp_section(unit: CudaUnit, node: Any, left: Any) -> bool:
     """`if (tid < 32) {...}`: the test of an if, on a thread index (a lane
     variable is always below 32 on NVIDIA: testing it says nothing)."""
-    parent = node.parent
-    while parent is not None and parent.type == "parenthesized_expression":
-        parent = parent.parent
+    parent = outermost(node).parent
     if parent is None or parent.type != "condition_clause":
         return False
     name = text_of(unwrap(left))
