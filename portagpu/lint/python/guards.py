@@ -392,11 +392,47 @@ def _dispatch_stem_cover(stem: str) -> frozenset[str]:
 def path_cover(path: str) -> frozenset[str]:
     """A module inside a vendor-named package is that vendor's backend (every
     target); a file named for a vendor's side of a dispatch (nvml.py,
-    cuda_backend.py, gemm_sm90.py) covers like a vendor name."""
+    cuda_backend.py, gemm_sm90.py) covers like a vendor name. A file named
+    just `cuda` (cuda.py, _cuda.py) is a dispatch side only beside another
+    device's file or folder (rocm.py, cpu.py, mps/): a utils/cuda.py among
+    checkpoint and logging helpers is a module about CUDA, checked as such."""
     parts = re.split(r"[\\/]", _project_relative(path))
     stem = parts[-1].rsplit(".", 1)[0]
     for part in parts[:-1]:
         # only a directory named just for a vendor (not "cuda-projects/")
         if len(_words(part)) == 1 and _word_cover(part):
             return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
-    return _dispatch_stem_cover(stem)
+    cover = _dispatch_stem_cover(stem)
+    # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
+    if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not _has_other_side(path, stem):
+        return NONE
+    return cover
+
+
+# names of a dispatch's other sides: devices, vendors, and the portable paths
+# a CUDA file is paired with (ops/cuda.py beside ops/torch.py or ops/reference.py)
+_OTHER_SIDES = frozenset(
+    "cpu mps xpu npu tpu hpu rocm hip amd metal xla mlu musa intel ascend habana vulkan opencl sycl "
+    "torch triton reference fallback generic default naive native python numpy".split()
+)
+
+
+def _has_other_side(path: str, stem: str) -> bool:
+    """Whether a sibling file or folder names another side of a dispatch.
+    A folder that cannot be listed (code linted from a string) counts as
+    having one, as before this check existed."""
+    try:
+        names = _listing(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return True
+    own = set(_words(stem))
+    for name in names:
+        words = set(_words(name.rsplit(".", 1)[0])) - own
+        if words & _OTHER_SIDES or any(w.startswith(_AMD_PREFIXES) for w in words):
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _listing(folder: str) -> tuple[str, ...]:
+    return tuple(os.listdir(folder))
