@@ -39,6 +39,16 @@ Fixer = Callable[[CudaUnit, Hit], "list[ByteEdit] | None"]
 
 
 def _node(unit: CudaUnit, hit: Hit) -> Any:
+    """The smallest node spanning the hit. A hit found in macro bodies may lie
+    in the file itself (the constant a body uses): the tree where the span is
+    tightest, the file's or the bodies', holds it."""
+    parts = [unit] if unit.origin is unit else [unit, unit.origin]
+    found = [_spanning(part, hit) for part in parts]
+    found = [node for node in found if node is not None]
+    return min(found, key=lambda n: n.end_byte - n.start_byte) if found else None
+
+
+def _spanning(unit: CudaUnit, hit: Hit) -> Any:
     node = unit.root.descendant_for_byte_range(hit.start, hit.end)
     # climb to the node that spans exactly the hit (leaves may be smaller)
     while node is not None and node.parent is not None and (

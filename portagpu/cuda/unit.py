@@ -266,6 +266,11 @@ class CudaUnit:
         unit.index, unit.in_macros, unit._origin = self.index, True, self
         return unit
 
+    @property
+    def origin(self) -> CudaUnit:
+        """The source file's unit: itself, or for macro bodies the file's."""
+        return self._origin
+
     def units(self) -> list[CudaUnit]:
         """This unit, then its macro bodies' (if any): what checkers run over."""
         return [self] if self.macro_unit is None else [self, self.macro_unit]
@@ -314,7 +319,10 @@ class CudaUnit:
 
     @cached_property
     def macros(self) -> dict[str, Any]:
-        """#define NAME value -> the preproc_def node (last definition wins)."""
+        """#define NAME value -> the preproc_def node (last definition wins);
+        for macro bodies, the file's (they use the file's constants)."""
+        if self._origin is not self:
+            return self._origin.macros
         defs = {}
         for node in self.by_type.get("preproc_def", []):
             name = node.child_by_field_name("name")

@@ -2,7 +2,10 @@
 *_sync warp function.
 
 A literal is reported where it is passed; a variable or macro holding one is
-reported once, at its definition (fixing it there fixes every use)."""
+reported once, at its definition (fixing it there fixes every use). A
+function-like macro that hands a parameter on to a *_sync function as its
+mask (macro_roles) takes a mask there too, and a macro body's constants are
+the file's."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from portagpu.cuda.warp.common import (
     is_partial_mask_32,
     macro_is_full_mask_32,
 )
+from portagpu.cuda.warp.macro_roles import MASK, macro_parameters_at, macro_roles
 
 REPLACEMENT = "~0ull"
 ANY_SYNC = "__*_sync"
@@ -34,12 +38,14 @@ MASK_NAME = re.compile(
 
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     reported: set[int] = set()
-    for name, call in unit.calls(MASK_SYNC_FUNCTIONS):
+    mask_macros = {name: at[MASK] for name, at in macro_roles(unit).items() if MASK in at}
+    for name, call in unit.calls(MASK_SYNC_FUNCTIONS | mask_macros.keys()):
         args = call_args(call)
-        if not args or unit.is_guarded(call.start_byte):
+        position = 0 if name in MASK_SYNC_FUNCTIONS else mask_macros[name]
+        if len(args) <= position or unit.is_guarded(call.start_byte):
             # a call in HIP-guarded code says nothing about the constant it uses
             continue
-        mask = unwrap(args[0])
+        mask = unwrap(args[position])
         literal = is_full_mask_32(mask)
         if literal:
             yield Hit(
@@ -56,7 +62,9 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         if mask.type != "identifier":
             continue
         ident = text_of(mask)
-        decl = unit.declarations_in_scope(call).get(ident)
+        if unit.in_macros and ident in macro_parameters_at(unit, call.start_byte):
+            continue  # the mask a call site passes (found there)
+        decl = _declaration(unit, call, ident)
         if decl is not None and decl[1] is not None:
             init = unwrap(decl[1])
             value = is_full_mask_32(init)
@@ -76,7 +84,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             if hit is not None:
                 yield hit
 
-    for ident, node in unit.macros.items():
+    for ident, node in [] if unit.in_macros else unit.macros.items():
         if not MASK_NAME.match(ident) or node.start_byte in reported or _used_here(unit, ident):
             # used in this file: only its (unguarded) uses above could make it a finding
             continue
@@ -100,6 +108,15 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                     {"mask": f"{ident} = {value}", "func": ANY_SYNC},
                     replacement=_initializer_replacement(decl),
                 )
+
+
+def _declaration(unit: CudaUnit, call, ident: str):
+    """(declaration, initializer) of `ident` where `call` sees it; in a macro
+    body, also the file's own file-scope declarations."""
+    decl = unit.declarations_in_scope(call).get(ident)
+    if decl is None and unit.in_macros:
+        decl = unit.origin.declarations_in_scope(unit.origin.root).get(ident)
+    return decl
 
 
 def _initializer_replacement(decl) -> str | None:

@@ -57,11 +57,11 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                             size.end_byte,
                             {"size": " ".join(text_of(size).split())},
                         )
-                elif size is not None and _read_back_over_32_warps(unit, node, size):
+            if node.type == "array_declarator" and node.parent.type != "array_declarator":
+                size = _per_warp_dimension(unit, node)
+                if size is not None:
                     yield Hit(
-                        size.start_byte,
-                        size.end_byte,
-                        {"size": f"{text_of(node.child_by_field_name('declarator'))}[32]"},
+                        size.start_byte, size.end_byte, {"size": " ".join(text_of(node).split())}
                     )
             stack.extend(node.named_children)
 
@@ -86,39 +86,59 @@ def _data_tile(array: Any) -> bool:
     return bool(indices) and not any(_warp_index(i) for i in indices)
 
 
-def _read_back_over_32_warps(unit: CudaUnit, array: Any, size: Any) -> bool:
-    """`s[32]` (or `s[32][N]`, warps first) written at a warp index and read at a lane index
-    under a count of 32-lane warps, in the function that declares it."""
-    name_node = array.child_by_field_name("declarator")
-    if const_value(size) != 32 or name_node is None or name_node.type != "identifier":
-        return False
+def _per_warp_dimension(unit: CudaUnit, array: Any) -> Any:
+    """The size node of a dimension of 32 (`s[32]`, `s[32][N]` warps first,
+    `s[N][32]` warps last) that is written at a warp index and read at a lane
+    index under a count of 32-lane warps, in the function that declares it."""
+    sizes = []  # outermost declarator first: `s[A][B]` nests s[A] inside [B]
+    node = array
+    while node is not None and node.type == "array_declarator":
+        sizes.append(node.child_by_field_name("size"))
+        node = node.child_by_field_name("declarator")
+    sizes.reverse()
+    dims = [d for d, size in enumerate(sizes) if size is not None and const_value(size) == 32]
     function = enclosing_function(array)
-    if function is None:
-        return False
-    name = text_of(name_node)
-    written = read_back = False
-    for sub in _subscripts(function, name):
-        index = sub.child_by_field_name("indices")
-        index = index.named_children[0] if index is not None and index.named_children else None
-        if index is None:
-            continue
-        whole = sub  # `s[wid][i] = v`: the first index picks the warp's slot
-        while (
-            whole.parent is not None
-            and whole.parent.type == "subscript_expression"
-            and (whole.parent.child_by_field_name("argument") == whole)
-        ):
-            whole = whole.parent
+    if not dims or function is None or node is None or node.type != "identifier":
+        return None
+    written: set[int] = set()
+    read_back: set[int] = set()
+    for sub in _subscripts(function, text_of(node)):
+        indices, whole = _indices(sub)
         parent = whole.parent
-        if (
+        is_write = (
             parent is not None
             and parent.type == "assignment_expression"
             and parent.child_by_field_name("left") == whole
+        )
+        for dim in dims:
+            if dim >= len(indices):
+                continue
+            if is_write:
+                if _warp_index(indices[dim]):
+                    written.add(dim)
+            elif _lane_index(indices[dim]) and _under_32_lane_count(unit, sub):
+                read_back.add(dim)
+    both = sorted(written & read_back)
+    return sizes[both[0]] if both else None
+
+
+def _indices(sub: Any) -> tuple[list[Any], Any]:
+    """The indices of `s[i][j]...` from its innermost subscript `s[i]`, and the
+    outermost subscript expression."""
+    indices, whole = [], sub
+    while True:
+        index = whole.child_by_field_name("indices")
+        indices.append(
+            index.named_children[0] if index is not None and index.named_children else None
+        )
+        parent = whole.parent
+        if (
+            parent is None
+            or parent.type != "subscript_expression"
+            or (parent.child_by_field_name("argument") != whole)
         ):
-            written = written or _warp_index(index)
-        elif _lane_index(index) and _under_32_lane_count(unit, sub):
-            read_back = True
-    return written and read_back
+            return indices, whole
+        whole = parent
 
 
 def _subscripts(function: Any, name: str) -> Iterator[Any]:

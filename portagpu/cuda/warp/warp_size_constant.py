@@ -1,5 +1,6 @@
 """PG508: a warp-width constant defined as 32 (#define WARP_SIZE 32,
-constexpr int kWarpSize = 32, enum, template default), also when the 32 is
+constexpr int kWarpSize = 32, enum, template default; a parameter of any name
+defaulting to 32 that is passed on as a shuffle's width), also when the 32 is
 spelled as a constant expression (`#define WARP_SIZE (1 << LOG2_WARP)`), or
 capped at it (`constexpr int kWarpSize = std::min(kNThreads, 32)`).
 Reported at the definition only: fixing it there fixes every use."""
@@ -18,8 +19,10 @@ from portagpu.cuda.unit import (
     declared_names,
     eval_constant_text,
     strip_comments,
+    unwrap,
 )
 from portagpu.cuda.warp.common import Options
+from portagpu.cuda.warp.macro_roles import WIDTH, call_roles
 
 DEFAULT_NAMES = (
     r"(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
@@ -57,10 +60,31 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
-        if name is None or value is None or not pattern.match(text_of(name)):
+        if name is None or value is None or const_value(value) != 32:
             continue
-        if const_value(value) == 32:
+        if pattern.match(text_of(name)) or (
+            node.type == "optional_parameter_declaration"
+            and _shuffle_width(unit, node, text_of(name))
+        ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+def _shuffle_width(unit: CudaUnit, parameter, name: str) -> bool:
+    """Is a parameter defaulting to 32 (`template <int width = 32>`, whatever its
+    name) passed on as a shuffle's width in its function, directly or through a
+    function-like macro (`REDUCE(mask, v, width)`)? Then it is the warp width."""
+    scope = parameter.parent
+    while scope is not None and scope.type not in ("template_declaration", "function_definition"):
+        scope = scope.parent
+    if scope is None:
+        return False
+    for call in unit.nodes("call_expression"):
+        if scope.start_byte <= call.start_byte < scope.end_byte:
+            for role, arg in call_roles(unit, call):
+                arg = unwrap(arg)
+                if role == WIDTH and arg.type == "identifier" and text_of(arg) == name:
+                    return True
+    return False
 
 
 _MIN = frozenset({"min", "std::min", "::min", "cuda::std::min"})

@@ -1,0 +1,143 @@
+"""What a warp function's arguments are (lane mask, shuffle offset, width),
+also when the call is a function-like macro that hands one of its
+parameters on to a warp function, directly or through other macros:
+
+    #define STEP(M, P, D, W) P += __shfl_down_sync(M, P, D, W)
+    #define HALVE(M, P, W)   for (int d = W / 2; d > 0; d /= 2) STEP(M, P, d, W)
+
+HALVE's first argument is a lane mask and its third a shuffle width, so
+`HALVE(kBits, v, span)` passes `kBits` as a mask and `span` as a width.
+Macros defined in HIP-guarded code are left out: their call sites say
+nothing about the CUDA branch.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Any
+
+from portagpu.cuda.parser import text_of
+from portagpu.cuda.unit import CudaUnit, call_args, callee_name, unwrap
+from portagpu.cuda.warp.common import MASK_SYNC_FUNCTIONS, SHUFFLES
+
+MASK, DELTA, WIDTH = "mask", "delta", "width"
+SHUFFLE_LIKE = re.compile(r"shfl|shuffle", re.IGNORECASE)
+
+
+def shuffle_name(call: Any) -> str:
+    """The callee if it shuffles: a builtin, a wrapper or macro named like one,
+    or a method (`tile.shfl_down`)."""
+    name = callee_name(call)
+    if not name:
+        function = call.child_by_field_name("function")
+        if function is not None and function.type == "field_expression":
+            field = function.child_by_field_name("field")
+            name = text_of(field) if field is not None else ""
+    return name if name in SHUFFLES or SHUFFLE_LIKE.search(name) else ""
+
+
+def shuffle_delta(name: str, call: Any) -> Any:
+    """The offset (or source lane) argument of a shuffle named `name`."""
+    args = call_args(call)
+    index = 2 if name.lower().endswith("_sync") and len(args) > 2 else 1
+    return args[index] if len(args) > index else None
+
+
+def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
+    """(role, argument) of a call to a CUDA warp builtin (or a shuffle wrapper's offset)."""
+    out = []
+    name = callee_name(call)
+    args = call_args(call)
+    if name in MASK_SYNC_FUNCTIONS and args:
+        out.append((MASK, args[0]))
+    shuffle = shuffle_name(call)
+    if shuffle:
+        delta = shuffle_delta(shuffle, call)
+        if delta is not None:
+            out.append((DELTA, delta))
+    if shuffle in SHUFFLES:
+        index = 3 if shuffle.endswith("_sync") else 2
+        if len(args) > index:
+            out.append((WIDTH, args[index]))
+    return out
+
+
+def call_roles(unit: CudaUnit, call: Any) -> list[tuple[str, Any]]:
+    """(role, argument) for each argument of `call` that reaches a warp
+    function as its lane mask, offset or width."""
+    roles = macro_roles(unit).get(callee_name(call))
+    out = _builtin_roles(call)
+    if roles:
+        args = call_args(call)
+        out += [(role, args[at]) for role, at in roles.items() if at < len(args)]
+    return out
+
+
+def macro_roles(unit: CudaUnit) -> dict[str, dict[str, int]]:
+    """Function-like macro name -> {role: parameter position} (see above),
+    computed once per source file."""
+    origin = unit.origin
+    cached = origin.__dict__.get("_macro_roles")
+    if cached is None:
+        cached = origin.__dict__["_macro_roles"] = _compute(origin)
+    return cached
+
+
+def macro_parameters_at(unit: CudaUnit, at: int) -> frozenset[str]:
+    """The parameter names of the function-like macro whose body holds byte `at`."""
+    bodies = _bodies(unit.origin)
+    index = bisect_right(bodies, at, key=lambda b: b[1]) - 1
+    if index >= 0 and at < bodies[index][2]:
+        return frozenset(bodies[index][3])
+    return frozenset()
+
+
+def _bodies(origin: CudaUnit) -> list[tuple[str, int, int, list[str]]]:
+    """(name, body start, body end, parameter names) of the file's unguarded
+    function-like macros, by position."""
+    cached = origin.__dict__.get("_macro_bodies")
+    if cached is not None:
+        return cached
+    out = []
+    for node in origin.nodes("preproc_function_def"):
+        name, params, body = (node.child_by_field_name(f) for f in ("name", "parameters", "value"))
+        if name is None or params is None or body is None or origin.is_guarded(node.start_byte):
+            continue
+        names = [text_of(p) for p in params.named_children if p.type == "identifier"]
+        out.append((text_of(name), body.start_byte, body.end_byte, names))
+    out.sort(key=lambda b: b[1])
+    origin.__dict__["_macro_bodies"] = out
+    return out
+
+
+def _compute(origin: CudaUnit) -> dict[str, dict[str, int]]:
+    bodies = _bodies(origin)
+    inner = origin.macro_unit if bodies else None
+    if inner is None:
+        return {}
+    calls: list[tuple[int, Any]] = []  # (body index, call) for calls inside a body
+    for call in inner.nodes("call_expression"):
+        index = bisect_right(bodies, call.start_byte, key=lambda b: b[1]) - 1
+        if index >= 0 and call.start_byte < bodies[index][2]:
+            calls.append((index, call))
+    roles: dict[str, dict[str, int]] = {}
+    changed = True
+    while changed:  # a macro's roles can come from a macro defined after it
+        changed = False
+        for index, call in calls:
+            name, _, _, params = bodies[index]
+            found = _builtin_roles(call)
+            passed_on = roles.get(callee_name(call))
+            if passed_on:
+                args = call_args(call)
+                found += [(role, args[at]) for role, at in passed_on.items() if at < len(args)]
+            for role, arg in found:
+                arg = unwrap(arg)
+                if arg is None or arg.type != "identifier" or text_of(arg) not in params:
+                    continue
+                mine = roles.setdefault(name, {})
+                if role not in mine:
+                    mine[role] = params.index(text_of(arg))
+                    changed = True
+    return roles
