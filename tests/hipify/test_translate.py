@@ -159,3 +159,16 @@ def test_a_fractional_warp_count_stays_fractional():
     body = _body(translate(source, engine="builtin", diagnose=True).text)
     assert "blockDim.x / ((float)PORTAGPU_WARP_SIZE)" in body
     assert "32.f" not in body
+
+
+def test_a_mask_constant_used_only_in_macro_bodies_is_rewritten_and_widened():
+    # the constant sits outside the macro bodies where its use was found:
+    # the fix must still see its declaration and widen the 32-bit type
+    source = (
+        "const unsigned int kBits = 0xffffffff;\n"
+        "#define HOP(M, v, o) v += __shfl_xor_sync(M, v, o)\n"
+        "#define TWICE(v) HOP(kBits, v, 2); HOP(kBits, v, 1)\n"
+        "__device__ float f(float v) { TWICE(v); return v; }\n"
+    )
+    body = _body(translate(source, engine="builtin", diagnose=True).text)
+    assert "const unsigned long long kBits = PORTAGPU_FULL_MASK;" in body
