@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, float_value, int_value, unwrap
+from portagpu.cuda.unit import CudaUnit, Hit, const_value, float_value, int_value, unwrap
 
 WARP = "PORTAGPU_WARP_SIZE"
 SHIFT = "PORTAGPU_WARP_SHIFT"
@@ -110,6 +110,9 @@ def fix_lane_arithmetic(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     node = _node(unit, hit)
     if node is None or node.type != "binary_expression":
         return None
+    right = node.child_by_field_name("right")
+    if const_value(right) is None and float_value(right) is None:
+        return None  # `32 / ITEMS_PER_WARP`: the 32 is on the left, the split needs a person
     # `tid < 32` (a warp-synchronous section) and `NUM_WARPS * 32` need a person
     last = f"({WARP} - 1)"
     # `blockDim.x / 32.f` counts a partial warp: the division must stay fractional

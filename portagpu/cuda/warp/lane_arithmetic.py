@@ -8,6 +8,7 @@ count) and the code must be about warps: the enclosing function uses a warp
 primitive, names lanes/warps, or (for `tid < 32`) reduces through `volatile`
 shared memory; or the result goes into a lane/warp variable.
 Also `NUM_WARPS * 32` and `warp_id * 32`: a count of warps turned into threads,
+`32 / ITEMS_PER_WARP` (a warp's lanes shared among the items it holds),
 `32 * x128::size` where the file also writes `WARP_SIZE * x128::size` (a warp's
 worth of vectors spelled with the literal),
 and any `X / 32` whose result is named as a warp count (`CTA_WARPS = SIZE / 32`).
@@ -205,6 +206,26 @@ def _warps_to_threads(node: Any) -> bool:
     return False
 
 
+# a count of items per warp (`GAUSS_PER_WARP`, `kRowsPerWarp`), not the width itself
+PER_WARP_NAME = re.compile(r"per_?warp", re.IGNORECASE)
+
+
+def _lanes_per_item(node: Any) -> bool:
+    """`32 / GAUSS_PER_WARP`: a warp's 32 lanes shared among the items it holds."""
+    left, right = (
+        unwrap(node.child_by_field_name("left")),
+        unwrap(node.child_by_field_name("right")),
+    )
+    if left is None or right is None or const_value(left) != 32:
+        return False
+    name = text_of(right)
+    return (
+        right.type in ("identifier", "qualified_identifier", "field_expression")
+        and PER_WARP_NAME.search(name) is not None
+        and WARP_WIDTH_NAME.search(name) is None
+    )
+
+
 def _ballot_count(unit: CudaUnit, node: Any) -> bool:
     """`__popc(ballot)`, or a variable holding it: the number of lanes that voted."""
     node = unwrap(node)
@@ -247,8 +268,15 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                     {"expr": " ".join(text_of(node).split()), "op": op, "value": 32},
                 )
             continue
-        wanted = WARP_OPERANDS.get(op)
         right = node.child_by_field_name("right")
+        if op == "/" and _lanes_per_item(node):
+            yield Hit(
+                node.start_byte,
+                node.end_byte,
+                {"expr": " ".join(text_of(node).split()), "op": op, "value": 32},
+            )
+            continue
+        wanted = WARP_OPERANDS.get(op)
         if wanted is None or not (
             const_value(right) == wanted or (op == "/" and float_value(right) == wanted)
         ):

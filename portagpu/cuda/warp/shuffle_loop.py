@@ -1,5 +1,6 @@
 """PG505: shuffle reductions laid out for 32 lanes: a loop over offsets that
-starts at 16 (or runs up to 32), or an unrolled chain starting with offset 16.
+starts at 16 (or runs up to 32), also written as powers of two (`1 << k` for
+k from 4 down to 0, or 0 up to 4), or an unrolled chain starting with offset 16.
 In a loop, the shuffle may also be a project's wrapper or macro
 (`SHFL_DOWN_SYNC`, `WARP_SHFL_XOR`) or a cooperative-groups tile's method
 (`tile.shfl_up`)."""
@@ -10,7 +11,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, declared_names, int_value
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    call_args,
+    callee_name,
+    const_value,
+    declared_names,
+    int_value,
+    unwrap,
+)
 from portagpu.cuda.warp.common import Options
 from portagpu.cuda.warp.macro_roles import DELTA, macro_roles, shuffle_delta, shuffle_name
 
@@ -44,7 +54,38 @@ def _bound(loop: Any, var: str) -> int | None:
     return parsed[0] + (1 if op == "<=" else 0)
 
 
-def _shuffles_with(loop: Any, var: str) -> bool:
+def _power_of(node: Any, var: str) -> bool:
+    """`1 << var`."""
+    node = unwrap(node)
+    return (
+        node is not None
+        and node.type == "binary_expression"
+        and text_of(node.child_by_field_name("operator")) == "<<"
+        and const_value(node.child_by_field_name("left")) == 1
+        and text_of(unwrap(node.child_by_field_name("right"))) == var
+    )
+
+
+def _shuffles_by_power(body: Any, delta: Any, var: str) -> bool:
+    """The offset is `1 << var`, or a variable of the loop body set to it
+    (`const int delta = 1 << k;`)."""
+    delta = unwrap(delta)
+    if _power_of(delta, var):
+        return True
+    if delta.type != "identifier":
+        return False
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "declaration":
+            for name, value in declared_names(node):
+                if name == text_of(delta) and value is not None and _power_of(value, var):
+                    return True
+        stack.extend(node.named_children)
+    return False
+
+
+def _shuffles_with(loop: Any, var: str, exponent: bool = False) -> bool:
     body = loop.child_by_field_name("body")
     if body is not None and body.named_child_count == 0 and body.has_error:
         # `for (...)` followed by `#ifdef HIP ... #else ... #endif`: tree-sitter
@@ -58,10 +99,22 @@ def _shuffles_with(loop: Any, var: str) -> bool:
             name = shuffle_name(node)
             if name:
                 delta = shuffle_delta(name, node)
-                if delta is not None and var in text_of(delta).replace("(", " ").split():
+                if delta is None:
+                    continue
+                if exponent and _shuffles_by_power(body, delta, var):
+                    return True
+                if not exponent and var in text_of(delta).replace("(", " ").split():
                     return True
         stack.extend(node.named_children)
     return False
+
+
+def _exponent_down(loop: Any, start: int) -> bool:
+    """`for (k = 4; k >= 0; --k)`: exponents 4 down to 0."""
+    update = loop.child_by_field_name("update")
+    return (
+        start == 4 and update is not None and ("--" in text_of(update) or "-=" in text_of(update))
+    )
 
 
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
@@ -73,7 +126,14 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         var, start = var_start
         downward = start == 16
         upward = start == 1 and _bound(loop, var) in (32, 17)
-        if not (downward or upward) or not _shuffles_with(loop, var):
+        if downward or upward:
+            if not _shuffles_with(loop, var):
+                continue
+        elif not (_exponent_down(loop, start) or (start == 0 and _bound(loop, var) == 5)):
+            continue
+        elif _shuffles_with(loop, var, exponent=True):  # offsets 1 << 4 .. 1 << 0
+            downward = start == 4
+        else:
             continue
         init = loop.child_by_field_name("initializer")
         shape = f"offsets {'16 down to 1' if downward else '1 up to 16'}"
