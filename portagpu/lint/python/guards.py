@@ -138,6 +138,16 @@ def names_nvidia_tool(name: str) -> bool:
     return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in _words(name))
 
 
+def _names_tool_presence(name: str) -> bool:
+    """`nvidia_smi_path`, `have_nvml`, `nvml_ok`: a name for the NVIDIA tool
+    itself, whose test asks whether the tool is installed, not which GPU runs
+    (`is_nvidia`, `nvidia_gpu` stay vendor tests)."""
+    words = _words(name)
+    return any(w == "smi" or w.startswith(("nvml", "nvsmi")) for w in words) and any(
+        w.startswith(_NVIDIA_TOOL_WORDS) for w in words
+    )
+
+
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:
@@ -211,6 +221,8 @@ def test_cover(
                     cover |= MPS
                     continue
             name = _last_name(node)
+            if name and _names_tool_presence(name) and name not in guard_names:
+                continue  # `if smi_path is None: raise`: the tool is there, not an NVIDIA GPU
             if name:
                 found = name_cover(name, guard_names)
                 if found == EVERY:
