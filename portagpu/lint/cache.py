@@ -131,7 +131,8 @@ class FindingsCache:
                 (top / ".gitignore").write_text("# created by portagpu lint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(encode(entries, stats), fh, separators=(",", ":"))
+                # dumps, not dump: dump streams through the pure-Python encoder (~5x slower)
+                fh.write(json.dumps(encode(entries, stats), separators=(",", ":")))
             os.replace(tmp, self.file)
             self._prune()
         except OSError:

@@ -16,6 +16,8 @@ A catalogue file holds one family of rules:
         checker: torch_cuda_call  # Python checker implementing it
         tokens: ["cuda"]          # pre-scan: a file lacking all of these is skipped
         requires: [nccl]          # optional: the rule fires only where one of these is too
+        token_match: word         # optional: tokens count as whole words outside comments
+        only_files: [setup.py]    # optional: the only Python sources it reads, by name
         options: {...}            # data the checker reads
         examples:
           invalid: ["torch.cuda.synchronize()"]
@@ -39,6 +41,7 @@ RULE_ID = re.compile(r"^[A-Z]{1,4}\d{3,4}$")
 SEVERITIES = ("error", "warning", "info")
 FIXES = ("safe", "suggestion", "none")
 LANGUAGES = ("python", "cuda")
+TOKEN_MATCHES = ("substring", "word")
 REQUIRED = ("id", "name", "message", "why", "replacement", "checker")
 
 
@@ -78,6 +81,11 @@ def parse_rule(raw: dict[str, Any], *, family: str, language: str, source: str) 
     bad = [t for t in targets if t not in ALL_TARGETS]
     if bad:
         raise ConfigError(f"{where}: unknown targets {bad}; known: {list(ALL_TARGETS)}")
+    token_match = raw.get("token_match", "substring")
+    if token_match not in TOKEN_MATCHES:
+        raise ConfigError(f"{where}: token_match must be one of {TOKEN_MATCHES}")
+    if token_match == "word" and lang != "python":
+        raise ConfigError(f"{where}: token_match: word is for Python rules (`#` starts no comment in CUDA)")
     examples = raw.get("examples") or {}
     return Rule(
         id=str(raw["id"]),
@@ -97,6 +105,8 @@ def parse_rule(raw: dict[str, Any], *, family: str, language: str, source: str) 
         source=source,
         tokens=tuple(str(t) for t in raw.get("tokens") or ()),
         requires=tuple(str(t) for t in raw.get("requires") or ()),
+        token_match=token_match,
+        only_files=tuple(str(t) for t in raw.get("only_files") or ()),
     )
 
 

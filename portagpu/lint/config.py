@@ -152,8 +152,8 @@ def _rules_from_data(data: Any) -> tuple[Rule, ...]:
     out = []
     for item in data:
         fields = dict(item)
-        for name in ("targets", "tokens", "requires"):
-            fields[name] = tuple(str(v) for v in fields[name])
+        for name in ("targets", "tokens", "requires", "only_files"):
+            fields[name] = tuple(str(v) for v in fields.get(name, ()))
         for name in ("invalid", "valid"):
             fields[name] = tuple(Example(**example) for example in fields[name])
         if not isinstance(fields["options"], dict):
@@ -189,7 +189,7 @@ def _write_rules_cache(path: Path, rules: tuple[Rule, ...]) -> None:
             old.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-rules-")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
+            fh.write(json.dumps(data, separators=(",", ":")))  # the C encoder; dump streams in Python
         os.replace(tmp, path)
     except OSError:
         pass

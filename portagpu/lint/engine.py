@@ -73,6 +73,28 @@ def _dropped_for(config: LintConfig, shown: str, real: str, rule_ids: Sequence[s
     return frozenset(dropped)
 
 
+def out_of_scope(rules: Sequence[Rule], path: str, language: str) -> frozenset[str]:
+    """Rules that do not read this Python source (their `only_files` name
+    others): dropped for it, so neither its pre-scan nor its walk asks them."""
+    rules = [r for r in rules if r.only_files]
+    if language != "python" or not rules:
+        return frozenset()
+    import fnmatch
+
+    name = os.path.basename(path)
+    return frozenset(
+        r.id for r in rules if not any(fnmatch.fnmatchcase(name, p) for p in r.only_files)
+    )
+
+
+def _prescan(scans: dict[tuple[str, frozenset[str]], PreScan], rules: Sequence[Rule], language: str, scoped_out: frozenset[str]) -> PreScan:
+    key = (language, scoped_out)
+    scan = scans.get(key)
+    if scan is None:
+        scan = scans[key] = PreScan([r for r in rules_for(language, rules) if r.id not in scoped_out], language)
+    return scan
+
+
 def lint_paths(
     paths: Sequence[str | os.PathLike[str]],
     config: LintConfig | None = None,
@@ -149,9 +171,10 @@ def lint_one(
         language = header_language(text.encode("utf-8", "surrogatepass"))
         if language is None:  # a plain C/C++ header
             return FileOutcome(path, [])
-    if not PreScan(rules_for(language, rules), language).wants(text):
+    scoped_out = out_of_scope(rules, path, language)
+    if not _prescan({}, rules, language, scoped_out).wants(text):
         return FileOutcome(path, [])
-    dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules])
+    dropped = _dropped_for(config, path, os.path.abspath(path), [r.id for r in rules]) | scoped_out
     return run_here(Job(path, language, text, dropped, fix, unsafe_fixes), rules, config.settings())
 
 
@@ -168,11 +191,14 @@ class _Run:
         self.rules = config.rules()
         self.rule_ids = [r.id for r in self.rules]
         self.by_id = {r.id: r for r in self.rules}
+        self.scoped = [r for r in self.rules if r.only_files]  # see out_of_scope
         self.settings = config.settings()
         self.result = Result(rules=self.rules)
         digest = config.fingerprint(self.rules) + repr(config.per_file_ignores)
         self.cache = FindingsCache(config.cache_path(), _short(digest), enabled=config.cache and not fix and not baseline)
-        self.scans: dict[str, PreScan] = {}  # built on first need: a warm run never needs them
+        # built on first need (a warm run never needs them), per language and
+        # the rules a file's name puts out of scope
+        self.scans: dict[tuple[str, frozenset[str]], PreScan] = {}
         too_large = self.by_id.get(meta.TOO_LARGE)
         self.max_bytes = int(too_large.options.get("max_bytes", meta.DEFAULT_MAX_BYTES)) if too_large else meta.DEFAULT_MAX_BYTES
         self.pending: dict[str, tuple[bytes, bytes, str]] = {}  # path -> (cache key, bytes, language)
@@ -249,14 +275,13 @@ class _Run:
             cache.put(key, kept)
             result.findings.extend(kept)
             return
-        scan = self.scans.get(language)
-        if scan is None:
-            scan = self.scans[language] = PreScan(rules_for(language, self.rules), language)
-        if not scan.wants(text):
+        scoped_out = out_of_scope(self.scoped, item.path, language)
+        if not _prescan(self.scans, self.rules, language, scoped_out).wants(text):
             result.prescan_skipped += 1
             cache.put(key, [])
             return
         dropped = _dropped_for(config=self.config, shown=item.path, real=item.real, rule_ids=self.rule_ids)
+        dropped |= scoped_out
         self.pending[item.path] = (key, data if self.keep_bytes else b"", language)
         self.languages_run.add(language)
         runner.add(Job(item.path, language, text, dropped, self.fix, self.unsafe))

@@ -51,6 +51,14 @@ class Rule:
     # checker checks that); in any other file the rule is inert and its tokens
     # count for nothing: not in the pre-scan, narrowing nor the walk
     requires: tuple[str, ...] = ()
+    # "word": a token counts for the file pre-scan only as a whole word (no
+    # letter, digit or `_` before it, no letter or `_` after: `torch.cuda`,
+    # `"cuda:0"`, `cupy-cuda12x`, not `is_cuda` or `cudagraphs`) and outside a
+    # `#` comment. "substring" (the default): anywhere in the text
+    token_match: Literal["substring", "word"] = "substring"
+    # the Python sources the rule reads, by file name (fnmatch patterns, e.g.
+    # setup.py); empty: every one. Dependency lists are read whatever this says
+    only_files: tuple[str, ...] = ()
 
     def applies_to(self, targets: tuple[str, ...] | list[str]) -> bool:
         return any(t in self.targets for t in targets)

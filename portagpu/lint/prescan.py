@@ -44,6 +44,17 @@ def _has_any(text: str, tokens: list[str] | None) -> bool:
     return False
 
 
+def _has_word(text: str, words: list[str]) -> bool:
+    """Whether any of `words` stands in text as a whole word outside a
+    comment (tokenlines.has_word); the one that did moves to the front."""
+    for index, word in enumerate(words):
+        if tokenlines.has_word(text, word):
+            if index:
+                words.insert(0, words.pop(index))
+            return True
+    return False
+
+
 class PreScan:
     """Decides from a file's text alone whether any selected rule could fire,
     so most files are never parsed. Substring search for the union of the rules'
@@ -57,7 +68,23 @@ class PreScan:
         own = [r for r in rules if language == "cuda" or r.language == "python"]
         embedded = [r for r in rules if language == "python" and r.language == "cuda"]
         self.everything = any(not r.tokens for r in own)
-        self.tokens = _minimal_tokens(t for r in own if not r.requires for t in r.tokens)
+        unconditional = [r for r in own if not r.requires]
+        # what narrowing keeps a block for: every token, as a substring
+        self.tokens = _minimal_tokens(t for r in unconditional for t in r.tokens)
+        # what wants a file: the tokens of `token_match: word` rules only as
+        # whole words outside comments (`cuda` in `is_cuda` or `# on cuda`
+        # selects nothing), every other token anywhere
+        by_word = language != "cuda"
+        anywhere = _minimal_tokens(
+            t for r in unconditional if not (by_word and r.token_match == "word") for t in r.tokens
+        )
+        self.words = tuple(
+            w
+            for w in tokenlines.minimal(
+                t for r in unconditional if by_word and r.token_match == "word" for t in r.tokens
+            )
+            if not any(t in w for t in anywhere or ())  # found already wherever it stands
+        )
         # rules that fire only where one of their `requires` words is too:
         # (those words, their tokens); their tokens alone do not want a file
         self.conditional = tuple(
@@ -68,16 +95,17 @@ class PreScan:
         self.embedded = _minimal_tokens(t for r in embedded for t in r.tokens)
         # once no token is in a text, neither is a trigger that holds one
         # (`RawKernel`): the triggers left to search there
-        unseen = [g for g in self.triggers or () if not any(t in g for t in self.tokens or ())]
+        unseen = [g for g in self.triggers or () if not any(t in g for t in anywhere or ())]
         # the search orders, hits first (see _has_any)
         self._order = [
-            list(self.tokens) if self.tokens is not None else None,
+            list(anywhere) if anywhere is not None else None,
             unseen if self.triggers is not None else None,
             list(self.embedded) if self.embedded is not None else None,
         ]
+        self._words = list(self.words)
         # asked only once no plain token is in a text: a rule whose required
         # words each hold such a token (PG806's `nccl`, `set_device`) is out too
-        plain = self.tokens or ()
+        plain = anywhere or ()
         self._conditional = [
             (list(words), list(tokens))
             for words, tokens in self.conditional
@@ -86,7 +114,7 @@ class PreScan:
 
     def wants(self, text: str) -> bool:
         tokens, triggers, embedded = self._order
-        if self.everything or _has_any(text, tokens):
+        if self.everything or _has_word(text, self._words) or _has_any(text, tokens):
             return True
         if any(_has_any(text, rule_tokens) and _has_any(text, words) for words, rule_tokens in self._conditional):
             return True

@@ -219,3 +219,55 @@ def test_requires_is_read_from_the_catalogue_and_its_json_copy(tmp_path):
     pg806 = next(r for r in rules if r.id == "PG806")
     assert pg806.requires == ("nccl", "NCCL", "set_device")
     assert _rules_from_data(_rules_to_data(rules)) == rules
+
+
+def _rule(rule_id: str, tokens: tuple[str, ...], **fields):
+    from portagpu.lint.model import Rule
+
+    return Rule(rule_id, "n", "f", "python", "warning", ("mps",), "m", "w", "r", "none", "c", tokens=tokens, **fields)
+
+
+def test_word_tokens_want_a_file_only_as_words_outside_comments():
+    """`token_match: word`: `is_cuda`, `cudagraphs` or a comment about cuda
+    parse nothing for such a rule; a substring rule's same token still does."""
+    from portagpu.lint.engine import PreScan
+
+    words = PreScan([_rule("PG198", ("cuda",), token_match="word")], "python")
+    for text in ("x.is_cuda\n", "torch.cudagraphs()\n", "# runs on cuda\n", "y = 1  # cuda\n"):
+        assert not words.wants(text), text
+    for text in ("torch.cuda.synchronize()\n", "x.to('cuda:0')\n", "dev = f'cuda:{i}'\n", "x = '#'; x.cuda()\n"):
+        assert words.wants(text), text
+    mixed = PreScan([_rule("PG198", ("cuda",), token_match="word"), _rule("PG197", ("is_cuda",))], "python")
+    assert mixed.wants("x.is_cuda\n") and not mixed.wants("torch.cudagraphs()\n")
+    # a CUDA source's `#` starts a directive, not a comment: there every token is a substring
+    assert PreScan([_rule("PG198", ("cuda",), token_match="word")], "cuda").wants("#include <cuda_runtime.h>\n")
+
+
+def test_only_files_keeps_a_rule_to_the_sources_it_names(tmp_path):
+    """PG308 reads setup.py (and dependency lists) only: its broad tokens
+    (`cuda`, `nvidia`) select no other Python file, and it reports nowhere else."""
+    from portagpu.lint.config import LintConfig
+
+    pins = "from setuptools import setup\nsetup(name='x', install_requires=['cupy-cuda12x'])\n"
+    _write(tmp_path, "setup.py", pins)
+    _write(tmp_path, "pkg/build.py", pins)
+    _write(tmp_path, "requirements.txt", "cupy-cuda12x\n")
+    result = lint_paths([tmp_path], LintConfig(select=("PG308",), cache=False))
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
+        ("requirements.txt", "PG308"), ("setup.py", "PG308")]
+    assert result.prescan_skipped == 1  # pkg/build.py, never parsed
+
+
+def test_token_match_and_only_files_are_checked_in_the_catalogue():
+    import pytest
+
+    from portagpu.errors import ConfigError
+    from portagpu.lint.catalogue import parse_rule
+
+    base = {"id": "PG199", "name": "n", "message": "m", "why": "w", "replacement": "r", "checker": "c"}
+    rule = parse_rule({**base, "token_match": "word", "only_files": ["setup.py"]}, family="f", language="python", source="s")
+    assert rule.token_match == "word" and rule.only_files == ("setup.py",)
+    with pytest.raises(ConfigError, match="token_match must be one of"):
+        parse_rule({**base, "token_match": "regex"}, family="f", language="python", source="s")
+    with pytest.raises(ConfigError, match="for Python rules"):
+        parse_rule({**base, "token_match": "word"}, family="f", language="cuda", source="s")

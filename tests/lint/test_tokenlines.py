@@ -76,3 +76,17 @@ def test_candidate_lines_find_whole_word_aliases_as_a_full_regex_scan_would():
     pattern = re.compile(r"\b(?:nv|nvx)\b")
     expected = sorted({text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)} | {1})
     assert Source(text).candidate_lines(["pynvml"], names) == expected == [1, 3, 4, 5, 6, 8]
+
+
+def test_a_word_stands_alone_outside_comments():
+    from portagpu.lint.tokenlines import has_word
+
+    for text in ("torch.cuda.synchronize()", 'x.to("cuda:0")', "f'cuda:{i}'", "cupy-cuda12x", "cuda", "(cuda)",
+                 "x = 1  # ok\ny.cuda()", "s = '#'; s.cuda()", "is_cuda or torch.cuda"):
+        assert has_word(text, "cuda"), text
+    for text in ("x.is_cuda", "cudagraphs()", "torch._C._cuda_init", "use_cuda_graph", "# sync cuda first",
+                 "    # torch.cuda.synchronize()", "x = 1  # on cuda", "", "CUDA", "pycuda"):
+        assert not has_word(text, "cuda"), text
+    assert has_word("torch==2.1+cu121", "cu1") and not has_word("accu1 = 0", "cu1")
+    # a comment ends at any of Python's line ends, a lone \r included
+    assert has_word("# note\rtorch.cuda.synchronize()", "cuda") and has_word("# a\r\nx.cuda()", "cuda")

@@ -93,3 +93,27 @@ def test_amd_path_in_file_silences_telemetry(lint) -> None:
     assert [f.code for f in lint(nv_only, select=("PG201",))] == ["PG201"]
     both = nv_only + "import amdsmi\n"
     assert lint(both, select=("PG201",)) == []
+
+
+def test_a_file_named_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path) -> None:
+    """cuda.py beside cpu.py, rocm.py or an mps/ folder is one side of a
+    dispatch; among unrelated helpers it is a module about CUDA, linted as such."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_paths
+
+    code = "import torch\n\ndef sync():\n    torch.cuda.synchronize()\n"
+    layouts = {
+        "helpers": (["log.py", "checkpoint.py"], ["PG101"]),
+        "with_cpu": (["cpu.py"], []),
+        "with_rocm": (["rocm.py"], []),
+        "with_mps_folder": (["mps/__init__.py"], []),
+        "with_torch_path": (["torch_impl.py"], []),
+    }
+    for name, (siblings, expected) in layouts.items():
+        folder = tmp_path / name
+        for sibling in siblings:
+            (folder / sibling).parent.mkdir(parents=True, exist_ok=True)
+            (folder / sibling).write_text("x = 1\n")
+        (folder / "cuda.py").write_text(code)
+        result = lint_paths([folder / "cuda.py"], LintConfig(select=("PG101",), cache=False))
+        assert [f.code for f in result.findings] == expected, name

@@ -84,6 +84,31 @@ def _shuffles_with(loop: Any, var: str) -> bool:
     return False
 
 
+def _offset_macros(unit: CudaUnit) -> dict[str, int]:
+    """Function-like macros that shuffle by one of their parameters, name ->
+    that parameter's position (`#define STEP(a, w) v = __shfl_xor_sync(m, v,
+    a, w)` -> STEP: 0), so that `STEP(16, 32)` is read as a shuffle by 16."""
+    defs = [] if unit.in_macros else unit.nodes("preproc_function_def")
+    bodies = unit.macro_unit if defs else None
+    if bodies is None:
+        return {}
+    calls = [(c, _shuffle_name(c)) for c in bodies.nodes("call_expression")]
+    out: dict[str, int] = {}
+    for node in defs:
+        name, params, body = (node.child_by_field_name(f) for f in ("name", "parameters", "value"))
+        if name is None or params is None or body is None:
+            continue
+        names = [text_of(p) for p in params.named_children if p.type == "identifier"]
+        for call, shuffle in calls:
+            if not shuffle or not body.start_byte <= call.start_byte < body.end_byte:
+                continue
+            delta = _delta(shuffle, call)
+            if delta is not None and delta.type == "identifier" and text_of(delta) in names:
+                out[text_of(name)] = names.index(text_of(delta))
+                break
+    return out
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
 
     for loop in unit.nodes("for_statement"):
@@ -98,12 +123,18 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         init = loop.child_by_field_name("initializer")
         shape = f"offsets {'16 down to 1' if downward else '1 up to 16'}"
         yield Hit(init.start_byte, init.end_byte, {"shape": shape})
+    offset_macros = _offset_macros(unit)
     for call in unit.nodes("call_expression"):
         # builtins, and a project's wrappers named like them (`packed_shfl_down_sync`)
         name = _shuffle_name(call)
-        if not name:
+        if name:
+            delta = _delta(name, call)
+        elif callee_name(call) in offset_macros:  # `STEP(16, 32)` unrolled by hand
+            name, args = callee_name(call), call_args(call)
+            position = offset_macros[name]
+            delta = args[position] if len(args) > position else None
+        else:
             continue
-        delta = _delta(name, call)
         parsed = int_value(delta) if delta is not None else None
         if parsed and parsed[0] == 16:
             yield Hit(

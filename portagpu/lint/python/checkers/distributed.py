@@ -181,6 +181,11 @@ def _mps_facts(ctx: Context, rule: Rule) -> tuple[bool, bool]:
     if cached is not None:
         return cached
     pickers = tuple(rule.options.get("mps_pickers", ()))
+    text = ctx.source.text
+    if "mps" not in text and not any(p.rsplit(".", 1)[-1] in text for p in pickers):
+        # every fact below needs "mps" or a picker's name in the text: no walk
+        ctx._mps_facts = (False, False)  # type: ignore[attr-defined]
+        return False, False
     compared: set[int] = set()
     devices: list[int] = []  # "mps" constants: a device picked unless compared
     picks = checks = False

@@ -48,6 +48,10 @@ def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
 
 
+# calls that return where a command lives: the command they look up runs
+_PATH_LOOKUPS = frozenset(("shutil.which", "distutils.spawn.find_executable"))
+
+
 def _command_heads(ctx: Context, arg: ast.AST | None, depth: int = 0) -> list[str]:
     """Possible first words of a command given as a string, a list/tuple of
     strings, an f-string, `cmd.split()` / `shlex.split(cmd)`, or a variable
@@ -62,6 +66,8 @@ def _command_heads(ctx: Context, arg: ast.AST | None, depth: int = 0) -> list[st
         if depth > 2:
             return []
         return [h for value in ctx.assigned_values(arg) for h in _command_heads(ctx, value, depth + 1)]
+    if isinstance(arg, ast.Call) and ctx.qualify(arg.func) in _PATH_LOOKUPS and arg.args:
+        return _command_heads(ctx, arg.args[0], depth + 1)  # shutil.which("nvidia-smi"): its path
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
         return _helper_commands(ctx, arg.func.id)  # [_nvidia_smi(), "--query-gpu=..."]
     text = const_str(arg)

@@ -45,7 +45,8 @@ def is_warp_count(name: str | None) -> bool:
 
 
 def _results(ctx: Context, expr: ast.AST | None):
-    """Integer constants `expr` can evaluate to (through conditionals), except
+    """Integer constants `expr` can evaluate to (through conditionals and
+    min/max caps: `min(max(n, 8), 32)` reaches 32), except
     those behind a vendor test (`32 if not is_hip() else 16`)."""
     if const_int(expr) is not None:
         yield expr
@@ -57,6 +58,14 @@ def _results(ctx: Context, expr: ast.AST | None):
     elif isinstance(expr, ast.BoolOp):
         for value in expr.values:
             yield from _results(ctx, value)
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not expr.keywords:
+        if expr.func.id == "max":  # max(x, 8): at least each of its values
+            for value in expr.args:
+                yield from _results(ctx, value)
+        elif expr.func.id == "min":  # min(max(x, 8), 32): reaches its smallest cap
+            caps = [a for a in expr.args if const_int(a) is not None]
+            if caps:
+                yield min(caps, key=const_int)
 
 
 def _report_over(ctx: Context, rule: Rule, expr: ast.AST | None, limit: int) -> None:
