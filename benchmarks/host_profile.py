@@ -156,6 +156,9 @@ def main() -> int:
         "contiguous4096": torch.empty(4096, device="cuda"),
         "maker": functools.partial(torch.empty_like, torch.empty((), device="cuda").expand(4096)),
         "hot": key,
+        "SIZE": torch.Size([4096]),
+        "aten_empty_like": torch.ops.aten.empty_like.default,
+        "empty_like": torch.empty_like,
     }
     micro = {
         "t.data_ptr()": "x.data_ptr()",
@@ -191,6 +194,16 @@ def main() -> int:
         "xc.data.device_id": "xc.data.device_id",
         "np.int32(1024)": "np.int32(1024)",
         "os.environ.get": "__import__('os').environ.get('PORTAGPU_KERNELS_IMPL')",
+        # output allocation: other torch calls for a new (4096,) fp32 tensor
+        "empty_like(contiguous (4096,)) via a bound name": "empty_like(contiguous4096)",
+        "torch.empty(4096, device=dev) (default dtype)": "torch.empty(4096, device=dev)",
+        "torch.empty(4096, dtype=D, device=0)": "torch.empty(4096, dtype=D, device=0)",
+        "torch.empty(torch.Size, dtype=D, device=dev)": "torch.empty(SIZE, dtype=D, device=dev)",
+        "torch.empty_strided((4096,), (1,), dtype=D, device=dev)": "torch.empty_strided((4096,), (1,), dtype=D, device=dev)",
+        "contiguous4096.new_empty(4096)": "contiguous4096.new_empty(4096)",
+        "contiguous4096.new_empty(torch.Size)": "contiguous4096.new_empty(SIZE)",
+        "torch.ops.aten.empty_like.default(contiguous (4096,))": "aten_empty_like(contiguous4096)",
+        "torch.cuda.device_count()": "torch.cuda.device_count()",
     }
     result["micro_ns"] = {name: stmt_ns(stmt, env) for name, stmt in micro.items()}
 
@@ -246,18 +259,26 @@ def main() -> int:
             (1,), (1024,), (xc, yc, oc, cn), 0, None
         )
         facts["cupy CScalar"] = "importable"
+        # a 1-D launch through Function.linear_launch (typed size arguments) instead of __call__
+        cupy_variants["Function positional (cached CIntptr pointers, cached CScalar n)"] = lambda: (
+            cufn((1,), (1024,), (cx, cy, co, cn), 0, None)
+        )
+        cupy_variants["Function.linear_launch (cached CIntptr pointers, cached CScalar n)"] = (
+            lambda: cufn.linear_launch(1024, (cx, cy, co, cn), 0, 1024, None)
+        )
     except Exception as exc:  # noqa: BLE001
         facts["cupy CScalar"] = f"not importable: {exc!r}"
     host_c = per_call_us(cupy_variants)
-    saved = prepared.call
-    prepared.call = lambda *a: None
+    saved = prepared.call, prepared.linear
+    prepared.call = lambda *a: None  # and CuPy's 1-D launch, where the generated code uses it
+    prepared.linear = None if saved[1] is None else prepared.call
     host_c["portagpu.launch (torch tensors), CuPy call a no-op"] = per_call_us(
         {"x": lambda: portagpu.launch(kernel, grid, x, y, out, n, block=(1024,))}
     )["x"]
     host_c["portagpu.launch (cupy arrays), CuPy call a no-op"] = per_call_us(
         {"x": lambda: portagpu.launch(kernel, grid, xc, yc, oc, n, block=(1024,))}
     )["x"]
-    prepared.call = saved
+    prepared.call, prepared.linear = saved
     result["cupy_host_us"] = host_c
 
     # --- portagpu.kernels eager calls ---------------------------------------------------------
@@ -283,10 +304,8 @@ def main() -> int:
     }
     # the pieces of one call: the plan called directly (no key, no lookup), and the
     # prepared launch the plan holds, on outputs allocated once
-    # the module (the package exports a function of that name)
-    reduction = sys.modules["portagpu.kernels.reduction"]
     K.sum(xs, dim=-1), K.softmax(xs), K.softmax(wide)
-    sum_plan = next(iter(reduction._SUM_PLANS.values()))
+    sum_plan = next(iter(K.sum.plans.values()))
     softmax_plans = list(K.softmax.plans.values())
     values, probs, wide_probs = K.sum(xs, dim=-1), torch.empty_like(xs), torch.empty_like(wide)
     sum_go, softmax_go = (
@@ -317,6 +336,38 @@ def main() -> int:
         }
     )
     result["kernels_host_us"] = per_call_us(kernel_variants, calls=200, rounds=9)
+    # K.sum(dim=-1) in pieces: the plan with its launch a no-op (allocation and the
+    # plan's own Python), the allocation alone, and the public function's key
+    go_cell = next(c for c in sum_plan.__closure__ if c.cell_contents is sum_go)
+    go_cell.cell_contents = lambda *a: None
+    new_values = next(
+        c.cell_contents
+        for c in sum_plan.__closure__
+        if isinstance(c.cell_contents, functools.partial)
+    )
+    pieces = {
+        "K.sum(dim=-1): its plan, the launch a no-op": lambda: sum_plan(xs),
+        "K.sum(dim=-1): its output allocation alone": new_values,
+        "K.sum(dim=-1), the launch a no-op": lambda: K.sum(xs, dim=-1),
+    }
+    result["kernels_host_us"].update(per_call_us(pieces, calls=200, rounds=9))
+    go_cell.cell_contents = sum_go
+    env.update(
+        {
+            "xs": xs,
+            "last": sys.modules["portagpu.kernels._dispatch"]._last,
+            "env_impl": sys.modules["portagpu.kernels._dispatch"].env_impl,
+        }
+    )
+    result["micro_ns"].update(
+        {
+            name: stmt_ns(stmt, env)
+            for name, stmt in {
+                "threading.local write (last_impl)": "last.impl = 'triton'",
+                "K.sum's key (4096x1024)": "(xs.shape, xs.dtype, xs.device, xs.is_contiguous(), -1, False, None, env_impl())",
+            }.items()
+        }
+    )
     facts["generated launch of K.sum(dim=-1)"] = getattr(sum_go, "source", "<none>")
     profiles = []
     for name in (

@@ -434,10 +434,27 @@ def issue_row(kernel: str, shape: tuple[int, ...], dtype: str, ours: Callable[[]
     return row
 
 
+ISSUE_KERNELS = ("softmax", "layer_norm", "sum(dim=-1)")  # issue_cases' rows, in order
+
+
+def wanted(kernel: str, shape: tuple[int, ...]) -> bool:
+    """Whether --only asks for this row: a pattern KERNEL@SHAPE matches rows whose
+    kernel starts with KERNEL and whose shape is SHAPE (an empty part matches all)."""
+    size = "x".join(map(str, shape))
+    for pattern in ONLY:
+        name, _, dims = pattern.partition("@")
+        if kernel.startswith(name) and dims in ("", size):
+            return True
+    return not ONLY
+
+
 def bench_issue_shapes(rounds: int) -> None:
     for rows, cols in ISSUE_SHAPES:
+        if not any(wanted(name, (rows, cols)) for name in ISSUE_KERNELS):
+            continue  # not even allocated
         for kernel, dtype, ours, reference, name in issue_cases(rows, cols):
-            issue_row(kernel, (rows, cols), dtype, ours, reference, name, rounds)
+            if wanted(kernel, (rows, cols)):
+                issue_row(kernel, (rows, cols), dtype, ours, reference, name, rounds)
         torch.cuda.empty_cache()
 
 
@@ -465,7 +482,8 @@ def host_cases() -> list[tuple[str, tuple[int, ...], str, Callable[[], Any], Cal
 
 def bench_host_rows(rounds: int) -> None:
     for kernel, shape, dtype, ours, reference, name in host_cases():
-        issue_row(kernel, shape, dtype, ours, reference, name, rounds, label=HOST_LABEL)
+        if wanted(kernel, shape):
+            issue_row(kernel, shape, dtype, ours, reference, name, rounds, label=HOST_LABEL)
     torch.cuda.empty_cache()
 
 
@@ -516,7 +534,11 @@ def main() -> int:
     parser.add_argument("--out", default="benchmarks/results/kernels_bench.json")
     parser.add_argument("--shapes-only", action="store_true", help="only the issue-15 and host tables")
     parser.add_argument("--shape-rounds", type=int, default=9, help="rounds of the issue-15 table")
+    parser.add_argument("--only", action="append", default=[], metavar="KERNEL@SHAPE",
+                        help="only these rows of the two tables (substrings, e.g. sum@4096x1024, @65536x128, "
+                             "softmax); repeatable")
     args = parser.parse_args()
+    ONLY[:] = args.only
     if not torch.cuda.is_available():
         print("kernels_bench needs a GPU (torch.cuda.is_available() is False)", file=sys.stderr)
         return 2
@@ -559,6 +581,7 @@ def main() -> int:
 
 
 DEVICE = "?"
+ONLY: list[str] = []
 ROUNDS = 3
 PAUSE_S = 0.05
 OUT_PATH = ""

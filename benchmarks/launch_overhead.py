@@ -114,11 +114,17 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
     for key, cache in caches.items():
         cache.update(saved_entries[key])
     forget_hot_entries()
-    saved = prepared.call
+    # CuPy's 1-D launch too, where the generated code uses it (older portagpu: no such slot)
+    linear = hasattr(prepared, "linear")
+    saved = prepared.call, getattr(prepared, "linear", None)
     prepared.call = no_op
+    if linear:
+        prepared.linear = None if saved[1] is None else no_op
     for name, fn in cuda_calls.items():
         out[f"{name}, CuPy launch a no-op"] = host_cost_us({"x": fn}, calls, rounds)["x"]
-    prepared.call = saved
+    prepared.call = saved[0]
+    if linear:
+        prepared.linear = saved[1]
     # the generated code's own lines, evaluated in a scope like the one they run in
     source = launcher.shapes[4].source
     x, y, out_t, n = triton_args

@@ -57,11 +57,25 @@ _ENVIRON = getattr(os.environ, "_data", None)
 _ENV_KEY = os.environ.encodekey(ENV_IMPL) if hasattr(os.environ, "encodekey") else ENV_IMPL
 
 
+_LAST_PLANS: list[list] = []
+_NO_PLAN = (None, None)
+
+
 def plan_cache() -> dict:
     """A dict for one kernel function's plans; forget_plans() empties it."""
     cache: dict = {}
     _PLAN_CACHES.append(cache)
     return cache
+
+
+def last_plan() -> list:
+    """One slot for a kernel function's last (key, plan), as one tuple (so a
+    thread reads a key with its own plan): a loop repeating a call shape
+    compares its key with the last one instead of hashing it (the shape, the
+    torch.device) and looking it up. forget_plans() empties it."""
+    slot = [_NO_PLAN]
+    _LAST_PLANS.append(slot)
+    return slot
 
 
 def remember(cache: dict, key: Any, plan: Callable[..., Any]) -> Callable[..., Any]:
@@ -76,14 +90,18 @@ def planned_along_dim(name: str, make_plan: Callable[[Any, int, str | None], Cal
     """The public function of a kernel taking (x, dim=-1, *, out=None, impl=None)
     whose plans `make_plan(x, dim, impl)` makes per x's shape, dtype, device and
     layout, dim, impl and the environment variable (softmax, cumsum)."""
-    plans = plan_cache()
+    plans, last = plan_cache(), last_plan()
     env = env_impl
 
     def kernel(x: Any, dim: int = -1, *, out: Any = None, impl: str | None = None) -> Any:
         key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, impl, env())
+        hot = last[0]
+        if key == hot[0]:
+            return hot[1](x, out)
         plan = plans.get(key)
         if plan is None:
             plan = remember(plans, key, make_plan(x, dim, impl))
+        last[0] = (key, plan)
         return plan(x, out)
 
     kernel.__name__ = kernel.__qualname__ = name
@@ -97,6 +115,8 @@ def forget_plans() -> None:
     """Forget every plan (after changing the tuning table, e.g. in a sweep)."""
     for cache in _PLAN_CACHES:
         cache.clear()
+    for slot in _LAST_PLANS:
+        slot[0] = _NO_PLAN
 
 
 def _env_impl() -> Any:

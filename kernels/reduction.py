@@ -24,10 +24,6 @@ from portagpu.kernels._common import (
 from portagpu.device import Device, device_of
 from portagpu.runtime.dispatch import prepare_launch
 
-_SUM_PLANS = _dispatch.plan_cache()
-_MAX_PLANS = _dispatch.plan_cache()
-_env_impl = _dispatch.env_impl
-
 
 def sum_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     import torch
@@ -41,22 +37,33 @@ def max_reference(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     return torch.max(x) if dim is None else torch.max(x, dim=dim, keepdim=keepdim)
 
 
-def sum(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
-    """torch.sum(x) or torch.sum(x, dim, keepdim); accumulates in fp32."""
-    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _env_impl())
-    plan = _SUM_PLANS.get(key)
-    if plan is None:
-        plan = _dispatch.remember(_SUM_PLANS, key, _plan("sum", x, dim, keepdim, impl))
-    return plan(x)
+def _reduction(op: str, doc: str) -> Callable[..., Any]:
+    """The public function of a reduction (sum, max): a plan per x's shape,
+    dtype, device and layout, dim, keepdim, impl and the environment variable;
+    the last call's plan is found by comparing keys (see _dispatch.last_plan)."""
+    plans, last = _dispatch.plan_cache(), _dispatch.last_plan()
+    env = _dispatch.env_impl
+
+    def reduce(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:
+        key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, env())
+        hot = last[0]
+        if key == hot[0]:
+            return hot[1](x)
+        plan = plans.get(key)
+        if plan is None:
+            plan = _dispatch.remember(plans, key, _plan(op, x, dim, keepdim, impl))
+        last[0] = (key, plan)
+        return plan(x)
+
+    reduce.__name__ = reduce.__qualname__ = op
+    reduce.__doc__ = doc
+    reduce.plans = plans  # type: ignore[attr-defined]  # for inspection (benchmarks/host_profile.py)
+    return reduce
 
 
-def max(x: Any, dim: int | None = None, keepdim: bool = False, *, impl: str | None = None) -> Any:  # noqa: A001
-    """torch.max(x), or (values, indices) along `dim` like torch.max(x, dim, keepdim)."""
-    key = (x.shape, x.dtype, x.device, x.is_contiguous(), dim, keepdim, impl, _env_impl())
-    plan = _MAX_PLANS.get(key)
-    if plan is None:
-        plan = _dispatch.remember(_MAX_PLANS, key, _plan("max", x, dim, keepdim, impl))
-    return plan(x)
+sum = _reduction("sum", "torch.sum(x) or torch.sum(x, dim, keepdim); accumulates in fp32.")  # noqa: A001
+max = _reduction(  # noqa: A001
+    "max", "torch.max(x), or (values, indices) along `dim` like torch.max(x, dim, keepdim).")
 
 
 def _plan(op: str, x: Any, dim: int | None, keepdim: bool, impl: str | None) -> Callable[[Any], Any]:

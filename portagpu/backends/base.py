@@ -149,6 +149,19 @@ class Backend(ABC):
         )
         return hooks if all(hooks) else None  # type: ignore[return-value]
 
+    def torch_gpu_count(self) -> int | None:
+        """How many of this backend's GPUs torch sees in this process (fixed for
+        its life: the driver reads the visible-devices variables once); None
+        where torch does not pick them by index (MPS, the CPU). With exactly
+        one, the current device is always index 0, and launch code need not
+        ask for it."""
+        if not (self.is_gpu and self.torch_device_indexed):
+            return None
+        import torch
+
+        count = getattr(getattr(torch, self.torch_device_type, None), "device_count", None)
+        return count() if callable(count) else None
+
     @abstractmethod
     def cuda_compiler(self) -> str | None:
         """How CUDA C source is compiled here ("CuPy/NVRTC", ...); None if it cannot be."""

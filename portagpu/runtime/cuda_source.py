@@ -163,6 +163,18 @@ def cupy_argument_holders(cupy: Any) -> tuple[Any, Any]:
     return CIntptr, CScalar
 
 
+def only_one_gpu(cupy: Any) -> bool:
+    """CuPy sees exactly one GPU: every torch tensor or CuPy array on a GPU is
+    on index 0, and index 0 is always the current device (the launch code then
+    reads neither). The count is fixed for the life of the process (the driver
+    reads CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES once, for torch and CuPy
+    alike). False where CuPy cannot say."""
+    try:
+        return cupy.cuda.runtime.getDeviceCount() == 1
+    except Exception:  # noqa: BLE001 - a CuPy without it, or a driver error: assume several
+        return False
+
+
 _ADDRESSES: dict[int, Any] = {}  # address -> its CIntptr, reused by later launches
 
 
@@ -206,11 +218,26 @@ class CudaModule:
         return f"CudaModule({len(self.source)} chars, options={self.options!r})"
 
 
+LINEAR_LIMIT = 0xFFFFFFFF  # threads of a 1-D launch that linear_launch runs as given on CUDA and HIP
+
+
+def linear_size(grid3: tuple[int, int, int], block3: tuple[int, int, int]) -> int:
+    """The thread count of a 1-D launch for CuPy's Function.linear_launch
+    (which launches ceil(size / block) blocks of `block` threads: the same
+    grid and block here), or 0 when the launch is not 1-D or so large that
+    CuPy on HIP would shrink its grid."""
+    if grid3[1] == grid3[2] == block3[1] == block3[2] == 1 and grid3[0] * block3[0] <= LINEAR_LIMIT:
+        return grid3[0] * block3[0]
+    return 0
+
+
 class _Prepared:
     """A kernel ready to launch on one device: the CuPy kernel, and `call`, which
-    launches it as call(grid3, block3, args, shared_mem, stream)."""
+    launches it as call(grid3, block3, args, shared_mem, stream); `linear`,
+    where CuPy has it, launches a 1-D grid as linear(size, args, shared_mem,
+    block, stream) (see linear_size)."""
 
-    __slots__ = ("function", "index", "call")
+    __slots__ = ("function", "index", "call", "linear")
 
     def __init__(self, function: Any, index: int, direct: Any = None) -> None:
         self.function = function
@@ -218,8 +245,14 @@ class _Prepared:
         # CuPy's RawKernel.__call__ re-reads the current device and looks up its
         # per-device Function on every launch. This object is per device, so it
         # keeps that Function (RawKernel.kernel) and calls it positionally.
+        # Function.linear_launch takes its sizes as C integers: for a 1-D
+        # launch it skips __call__'s tuple padding and max() per dimension
+        # (0.24 us on the H200 host, benchmarks/results/host_profile_h200_round4.json).
+        self.linear = None
         if callable(direct):
             self.call = direct
+            linear = getattr(direct, "linear_launch", None)
+            self.linear = linear if callable(linear) else None
         else:
             def call(grid: Any, block: Any, args: Any, shared_mem: int, stream: Any) -> None:
                 function(grid, block, args, shared_mem=shared_mem, stream=stream)
@@ -298,6 +331,7 @@ class CudaKernel:
             # CuPy keeps contiguity as a plain attribute; .flags builds an object
             self._cupy_flag = hasattr(cupy.ndarray, "_c_contiguous")
             self._address_type, self._scalar_holder = cupy_argument_holders(cupy)
+            self._one_gpu = only_one_gpu(cupy)
         self._fast = None
         self._patterns = set()
         self._device = device
@@ -335,7 +369,7 @@ class CudaKernel:
         pattern = tuple(map(type, args))
         if pattern not in self._patterns and len(self._patterns) < MAX_PATTERNS:
             self._patterns.add(pattern)
-            self._fast = make_fast_launch(self, args, self._fast or _never) or self._fast
+            self._fast = make_fast_launch(self, args, self._fast or _never, prepared) or self._fast
 
     def _run_reference(self, device: Any, args: tuple, meta: dict, grid: Any = None,
                        block: Any = None) -> None:
@@ -509,7 +543,8 @@ def _scalar_converter(kernel: CudaKernel, position: int, param: Any, scalar: tup
     return convert
 
 
-def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bool]) -> Callable[..., bool] | None:
+def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bool],
+                     prepared: _Prepared | None = None) -> Callable[..., bool] | None:
     """Straight-line launch code for the argument types of `args` (a call that
     `CudaKernel._launch` just accepted), with every check of the general path.
 
@@ -529,6 +564,7 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
         "cupy_device": kernel._cupy.cuda.runtime.getDevice, "explicit_stream": _explicit_stream,
         "streams_get": _STREAMS.get, "stream_ptr": _stream_ptr, "fallback": fallback,
         "addresses_get": _ADDRESSES.get, "address": _address, "HOLDER": kernel._address_type,
+        "linear_size": linear_size,
     }
     a = [f"a{i}" for i in range(len(args))]
     guards, checks, out, pointers = [], [], [], []
@@ -583,16 +619,19 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
         body.append(f"{', '.join(a)}, = args")
     if guards:
         body += [f"if not ({' and '.join(guards)}):", other]
-    body.append("try:")
-    if on_gpu:
-        body += [f"    if not ({' and '.join(on_gpu)}):", "        return False"]
-    if where:
-        body.append(f"    d = {where[0]}")
+    # one GPU in the process: every array on a GPU is on it and it is current,
+    # so the code reads no array's device and not the current one
+    one = kernel._one_gpu and 0 in kernel._prepared
+    read = [f"if not ({' and '.join(on_gpu)}):", "    return False"] if on_gpu else []
+    if not one and where:
+        read.append(f"d = {where[0]}")
         if len(where) > 1:
-            body += [f"    if {' or '.join(f'{w} != d' for w in where[1:])}:", "        return False"]
-    else:
-        body.append(f"    d = {kernel._device.index}")
-    body += ["except AttributeError:  # not a tensor where one was", other]
+            read += [f"if {' or '.join(f'{w} != d' for w in where[1:])}:", "    return False"]
+    if read:
+        body += ["try:", *[f"    {line}" for line in read], "except AttributeError:  # not a tensor where one was",
+                 other]
+    if not one and not where:
+        body.append(f"d = {kernel._device.index}")
     body += checks
     body += [
         "if meta:",
@@ -604,25 +643,33 @@ def make_fast_launch(kernel: CudaKernel, args: tuple, fallback: Callable[..., bo
         # the grid and block objects of the last call, checked (by identity:
         # both are immutable once validated) before hashing the pair
         "if grid is GRID and block is BLOCK:",
-        "    grid3, block3 = DIMS",
+        "    grid3, block3, size = DIMS",
         "else:",
         "    try:",
-        "        grid3, block3 = DIMS = dims_get((grid, block))",
+        "        grid3, block3 = dims_get((grid, block))",
         "    except TypeError:  # not validated yet (None), or a list",
         "        return False",
-        "    GRID, BLOCK = grid, block",
-        "prepared = prepared_get(d)",
-        "if prepared is None or cupy_device() != d:",
-        "    return False",
-        "if stream is not None:",
-        "    stream = explicit_stream(stream)",
+        "    size = linear_size(grid3, block3)",
+        "    GRID, BLOCK, DIMS = grid, block, (grid3, block3, size)",
     ]
+    if one:
+        scope["PREPARED"] = kernel._prepared[0]
+        body.append("prepared = PREPARED")
+    else:
+        body += ["prepared = prepared_get(d)", "if prepared is None or cupy_device() != d:", "    return False"]
+    body += ["if stream is not None:", "    stream = explicit_stream(stream)"]
     if framework == "torch":
         scope["raw_stream"] = torch._C._cuda_getCurrentRawStream
-        body += ["else:", "    ptr = raw_stream(d)", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
+        body += ["else:", f"    ptr = raw_stream({0 if one else 'd'})", "    stream = streams_get(ptr) or stream_ptr(ptr)"]
     body += pointers
-    body += [f"prepared.call(grid3, block3, [{', '.join(out)}], shared, stream)",
-             "return True"]
+    arguments = f"[{', '.join(out)}]"
+    if prepared is not None and prepared.linear is not None:
+        # CuPy's 1-D launch, as `prepared` (this call's) has it: every device's Function is of one CuPy
+        body += ["if size:", f"    prepared.linear(size, {arguments}, shared, block3[0], stream)", "else:",
+                 f"    prepared.call(grid3, block3, {arguments}, shared, stream)"]
+    else:
+        body.append(f"prepared.call(grid3, block3, {arguments}, shared, stream)")
+    body.append("return True")
     source = "def fast_launch(grid, args, block, stream, meta):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(source, f"<portagpu fast launch of {kernel.name}>", "exec"), scope)
     function = scope["fast_launch"]

@@ -67,6 +67,14 @@ def globals_changed(used_globals: dict) -> bool:
     return False
 
 
+def current_device_line(launcher: TritonLauncher, home: int | None = None) -> str:
+    """The line binding `dev`, the current device index: a constant where
+    torch sees one GPU (index 0 is the only one there, and the one a prepared
+    launch's `home` names), else asked for."""
+    one = launcher.one_gpu and home in (None, 0)
+    return "dev = 0  # the one GPU" if one else "dev = get_device()"
+
+
 def _never(grid: Any, args: tuple, num_warps: Any, meta: dict) -> bool:
     return False
 
@@ -310,7 +318,7 @@ def make_fast_launch(
         "    nw = warps_get(num_warps) if type(num_warps) is int else None",
         "    if nw is None:",
         "        nw = scale_warps(num_warps)",
-        "dev = get_device()",
+        current_device_line(launcher),
         *_launch_lines(
             launcher,
             p,
@@ -394,7 +402,7 @@ def make_bound_launch(
         if detection is None
         else "if dm.detection_count != READY or kernel.pre_run_hooks:",
         f"    {refuse}",
-        "dev = get_device()",
+        current_device_line(launcher, home),
         *_launch_lines(
             launcher,
             p,

@@ -194,3 +194,32 @@ def test_a_cpu_tensor_on_a_gpu_host_does_not_run_the_interpreter(monkeypatch):
         monkeypatch.undo()
         clear_cache()
         _dispatch.forget_plans()
+
+
+def test_alternating_call_shapes_each_run_their_own_plan(monkeypatch):
+    """The last call's plan is found by comparing keys: calls alternating
+    shapes, dtypes, dims, keepdim, impl and the environment variable each get
+    their own plan (made once), never the previous call's."""
+    from portagpu.kernels import reduction
+
+    made = []
+    original = reduction._plan
+    monkeypatch.setattr(reduction, "_plan", lambda *a: made.append(a[0]) or original(*a))
+    _dispatch.forget_plans()
+    xs = [torch.randn(4, 6), torch.randn(4, 7), torch.randn(4, 6).double(), torch.randn(6, 4).t()]
+    cases = [(1, False), (0, True), (None, False), (-1, True)]
+    for _ in range(2):
+        for x in xs:
+            for dim, keepdim in cases:
+                args = () if dim is None else (dim, keepdim)
+                torch.testing.assert_close(K.sum(x, *args, impl="torch"), torch.sum(x, *args))
+                values = K.max(x, *args, impl="torch")
+                expected = torch.max(x, *args)
+                torch.testing.assert_close(values if dim is None else tuple(values), expected
+                                           if dim is None else tuple(expected))
+        monkeypatch.setenv(_dispatch.ENV_IMPL, "torch")  # a new key element for the second pass
+    assert len(made) == 2 * 2 * len(xs) * len(cases)  # sum and max, per environment value
+    x = xs[0]
+    torch.testing.assert_close(K.sum(x, 1, impl="torch"), x.sum(1))
+    torch.testing.assert_close(K.sum(x, -1, True, impl="torch"), x.sum(-1, True))
+    assert len(made) == 2 * 2 * len(xs) * len(cases)

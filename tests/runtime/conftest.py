@@ -61,12 +61,13 @@ class FakeArray:
 class FakeCupy(types.ModuleType):
     """Records RawModule compilations and Function launches."""
 
-    def __init__(self, is_hip: bool) -> None:
+    def __init__(self, is_hip: bool, gpus: int = 2) -> None:
         super().__init__("cupy")
         self.ndarray = FakeArray
         self.compiled: list[dict] = []
         self.launches: list[dict] = []
         self.direct = True
+        self.linear = True
         fake = self
 
         class Device:
@@ -79,19 +80,31 @@ class FakeCupy(types.ModuleType):
             def __exit__(self, *exc):
                 return False
 
-        def record(name, grid, block, args, shared_mem, stream, via):
+        def record(name, grid, block, args, shared_mem, stream, via, linear=False):
             fake.launches.append({"name": name, "grid": grid, "block": block, "args": list(args),
-                                  "shared_mem": shared_mem, "stream": stream, "via": via})
+                                  "shared_mem": shared_mem, "stream": stream, "via": via, "linear": linear})
 
         class Function:
-            """cupy.cuda.function.Function: shared_mem and stream positional."""
+            """cupy.cuda.function.Function: shared_mem and stream positional;
+            linear_launch sizes a 1-D launch as CuPy 14's does (absent if
+            fake.linear is False)."""
 
             def __init__(self, name: str) -> None:
                 self.name = name
+                if not fake.linear:
+                    self.linear_launch = None
 
             def __call__(self, grid, block, args, shared_mem=0, stream=None,
                          enable_cooperative_groups=False):
                 record(self.name, grid, block, args, shared_mem, stream, "Function")
+
+            def linear_launch(self, size, args, shared_mem=0, block_max_size=128, stream=None,
+                              enable_cooperative_groups=False):
+                grid = min(0x7FFFFFFF, (size + block_max_size - 1) // block_max_size)
+                block = min(block_max_size, size)
+                if is_hip:
+                    grid = min(grid, 0xFFFFFFFF // block)
+                record(self.name, (grid, 1, 1), (block, 1, 1), args, shared_mem, stream, "Function", True)
 
         class RawKernel:
             """What RawModule.get_function returns: keyword-only launch options,
@@ -121,17 +134,18 @@ class FakeCupy(types.ModuleType):
             def get_function(self, name: str) -> RawKernel:
                 return RawKernel(name)
 
-        runtime = types.SimpleNamespace(is_hip=is_hip, getDevice=lambda: 0)
+        # how many GPUs CuPy sees (one: the launch code reads no device)
+        runtime = types.SimpleNamespace(is_hip=is_hip, getDevice=lambda: 0, getDeviceCount=lambda: gpus)
         self.cuda = types.SimpleNamespace(runtime=runtime, Device=Device)
         self.RawModule = RawModule
 
 
 @pytest.fixture
 def fake_cupy(monkeypatch):
-    """fake_cupy(is_hip=False) installs a recording cupy in sys.modules."""
+    """fake_cupy(is_hip=False, gpus=2) installs a recording cupy in sys.modules."""
 
-    def install(is_hip: bool = False) -> FakeCupy:
-        module = FakeCupy(is_hip)
+    def install(is_hip: bool = False, gpus: int = 2) -> FakeCupy:
+        module = FakeCupy(is_hip, gpus)
         monkeypatch.setitem(sys.modules, "cupy", module)
         return module
 
@@ -175,6 +189,7 @@ def gpus(monkeypatch) -> FakeGpus:
     import torch
 
     fake = FakeGpus()
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)  # several: launch code asks which is current
     for name, hook in (("_cuda_getDevice", fake.get), ("_cuda_exchangeDevice", fake.exchange),
                        ("_cuda_maybeExchangeDevice", fake.exchange),
                        ("_cuda_getCurrentRawStream", fake.stream)):

@@ -28,6 +28,11 @@ extern "C" __global__ void fill(float* out, int n) {
 """
 
 
+# the generated launch code is written for CuPy seeing several GPUs and for one
+# (which reads no device: every GPU array is on index 0, which is current)
+ONE_OR_TWO_GPUS = pytest.mark.parametrize("gpu_count", [1, 2])
+
+
 def scale_reference(x, out, alpha, n, beta, seed):
     out[:n] = alpha * x[:n] + beta + (seed & 1)
 
@@ -156,10 +161,11 @@ BAD_LAUNCHES = [
 
 @pytest.mark.parametrize("after_a_good_launch", [False, True])
 @pytest.mark.parametrize(("make", "message"), BAD_LAUNCHES)
-def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, make, message, after_a_good_launch):
+@ONE_OR_TWO_GPUS
+def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, gpu_count, make, message, after_a_good_launch):
     """Also once a good launch has made the kernel's generated fast path."""
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "fill")
     if after_a_good_launch:
         for _ in range(2):
@@ -172,9 +178,10 @@ def test_bad_launches_are_refused_before_launch(use_device, fake_cupy, make, mes
     assert cupy.launches == []
 
 
-def test_fast_path_converts_scalars_like_the_first_launch(use_device, fake_cupy):
+@ONE_OR_TWO_GPUS
+def test_fast_path_converts_scalars_like_the_first_launch(use_device, fake_cupy, gpu_count):
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "scale")
     x, out = cupy.ndarray(), cupy.ndarray()
     for alpha, n, beta, seed in [(0.1, 1000, 0.1, 2**40), (0.1, 1000, 0.1, 2**40), (0.0, 7, -0.0, 0),
@@ -191,9 +198,10 @@ def test_fast_path_converts_scalars_like_the_first_launch(use_device, fake_cupy)
         portagpu.launch(kernel, (4,), x, out, 0.5, 4.0, 0.5, 1)
 
 
-def test_fast_path_keeps_grid_block_and_stream(use_device, fake_cupy):
+@ONE_OR_TWO_GPUS
+def test_fast_path_keeps_grid_block_and_stream(use_device, fake_cupy, gpu_count):
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "fill")
     for grid, block, stream in [(2, 64, None), (2, 64, None), ((3, 2), (32, 2), 77), ((3, 2), (32, 2), None)]:
         portagpu.launch(kernel, grid, cupy.ndarray(), 4, block=block, stream=stream, shared_mem=16)
@@ -234,9 +242,10 @@ def test_unknown_kernel_name_and_options(use_device, fake_cupy):
         portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, num_warps=4)
 
 
-def test_explicit_stream_is_passed(use_device, fake_cupy):
+@ONE_OR_TWO_GPUS
+def test_explicit_stream_is_passed(use_device, fake_cupy, gpu_count):
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     portagpu.launch(portagpu.CudaKernel(SOURCE, "fill"), 1, cupy.ndarray(), 4, stream=1234,
                     shared_mem=256)
     launch = cupy.launches[-1]
@@ -275,11 +284,12 @@ def torch_stream(monkeypatch):
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 4321, raising=False)
 
 
-def test_each_argument_type_pattern_gets_generated_code(use_device, fake_cupy, torch_stream, monkeypatch):
+@ONE_OR_TWO_GPUS
+def test_each_argument_type_pattern_gets_generated_code(use_device, fake_cupy, gpu_count, torch_stream, monkeypatch):
     """Torch tensors and CuPy arrays alternating: after one launch of each, both
     take generated code (the general path is not called again)."""
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "fill")
     tensor, array = torch.zeros(8).as_subclass(OnGpu), cupy.ndarray()
     for args in ((array, 4), (tensor, 4), (12345, 4)):  # a raw address is a third pattern
@@ -295,7 +305,8 @@ def test_each_argument_type_pattern_gets_generated_code(use_device, fake_cupy, t
     assert cupy.launches[-4]["stream"].ptr == 4321  # torch's current stream for torch tensors
 
 
-def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, torch_stream, monkeypatch):
+@ONE_OR_TWO_GPUS
+def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, gpu_count, torch_stream, monkeypatch):
     from portagpu.runtime import cuda_source
 
     class Address(int):
@@ -308,7 +319,7 @@ def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, torch_
     monkeypatch.setattr(cuda_source, "cupy_argument_holders", lambda cupy: (Address, Scalar))
     monkeypatch.setattr(cuda_source, "_ADDRESSES", {})
     use_device("sm_90")
-    fake_cupy()
+    fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "scale")
     x, out = torch.zeros(8).as_subclass(OnGpu), torch.zeros(8).as_subclass(OnGpu)
     for _ in range(3):  # first launch, then generated code
@@ -323,12 +334,13 @@ def test_addresses_and_scalars_go_in_cupys_holders(use_device, fake_cupy, torch_
     assert second[0] is third[0] and second[3] is third[3]  # reused, not rebuilt per launch
 
 
-def test_a_non_tensor_after_the_first_tensor_leaves_the_torch_pattern(use_device, fake_cupy, torch_stream):
+@ONE_OR_TWO_GPUS
+def test_a_non_tensor_after_the_first_tensor_leaves_the_torch_pattern(use_device, fake_cupy, gpu_count, torch_stream):
     """The torch pattern's code checks the first tensor's type only; a later
     argument that is no tensor (a CuPy array, a string) gets the general
     path's answer, never an AttributeError."""
     use_device("sm_90")
-    cupy = fake_cupy()
+    cupy = fake_cupy(gpus=gpu_count)
     kernel = portagpu.CudaKernel(SOURCE, "scale")
     x, out = torch.zeros(8).as_subclass(OnGpu), torch.zeros(8).as_subclass(OnGpu)
     for _ in range(2):
@@ -339,3 +351,63 @@ def test_a_non_tensor_after_the_first_tensor_leaves_the_torch_pattern(use_device
     assert cupy.launches[-1]["args"][:2] == [x.data_ptr(), array]
     with pytest.raises(LaunchError, match="pointer parameter"):
         portagpu.launch(kernel, (1,), x, "out", 0.5, 8, 0.25, 3)
+
+
+class CountedOnGpu(OnGpu):
+    """OnGpu counting how often the launch code asks for its device."""
+
+    asked = 0
+
+    def get_device(self):
+        CountedOnGpu.asked += 1
+        return 0
+
+
+def test_with_one_gpu_the_generated_code_reads_no_device(use_device, fake_cupy, monkeypatch):
+    """CuPy sees one GPU: the generated code asks no tensor for its device and
+    CuPy for no current device (index 0 is the only one), and launches on
+    device 0's current torch stream; what it must refuse it still refuses."""
+    use_device("sm_90")
+    cupy = fake_cupy(gpus=1)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 1000 + index, raising=False)
+    current = []
+    monkeypatch.setattr(cupy.cuda.runtime, "getDevice", lambda: current.append(0) or 0)
+    kernel = portagpu.CudaKernel(SOURCE, "scale")
+    x, out = (torch.zeros(8).as_subclass(CountedOnGpu) for _ in range(2))
+    portagpu.launch(kernel, (1,), x, out, 0.5, 8, 0.25, 3)  # the general path makes the code
+    CountedOnGpu.asked, current[:] = 0, []
+    for _ in range(3):
+        portagpu.launch(kernel, (1,), x, out, 0.5, 8, 0.25, 3)
+    assert (CountedOnGpu.asked, current) == (0, [])
+    assert [launch["stream"].ptr for launch in cupy.launches] == [1000] * 4
+    assert all(launch["args"][:2] == [x.data_ptr(), out.data_ptr()] for launch in cupy.launches)
+    with pytest.raises(LaunchError, match="torch tensor on cpu"):
+        portagpu.launch(kernel, (1,), torch.zeros(8), out, 0.5, 8, 0.25, 3)
+    strided = torch.zeros(16).as_subclass(CountedOnGpu)[::2]
+    with pytest.raises(LaunchError, match="not contiguous"):
+        portagpu.launch(kernel, (1,), strided, out, 0.5, 8, 0.25, 3)
+    assert len(cupy.launches) == 4
+
+
+@pytest.mark.parametrize("linear", [True, False])
+def test_one_dimensional_fast_launches_go_through_linear_launch_unchanged(use_device, fake_cupy, linear):
+    """Where CuPy's Function has linear_launch, generated code launches a 1-D
+    grid through it: CuPy then launches the grid and block asked for. 2-D
+    launches, and 1-D ones of more than 2^32 - 1 threads (CuPy on HIP would
+    shrink their grid), go through Function.__call__ as before."""
+    use_device("sm_90")
+    cupy = fake_cupy()
+    cupy.linear = linear
+    kernel = portagpu.CudaKernel(SOURCE, "fill")
+    cases = [((5,), (96,)), (7, 128), ((3, 2), (32, 2)), ((2, 1, 1), (64, 2)), ((2**31 - 1,), (1024,)),
+             ((4194303,), (1024,)), ((4194304,), (1024,))]
+    for grid, block in cases:
+        for _ in range(2):  # the general path, then the generated code
+            portagpu.launch(kernel, grid, cupy.ndarray(), 4, block=block, shared_mem=32)
+        grid3 = (*((grid,) if isinstance(grid, int) else grid), 1, 1)[:3]
+        block3 = (*((block,) if isinstance(block, int) else block), 1, 1)[:3]
+        first, second = cupy.launches[-2:]
+        assert (first["grid"], first["block"], first["linear"]) == (grid3, block3, False)
+        assert (second["grid"], second["block"], second["shared_mem"]) == (grid3, block3, 32)
+        one_d = grid3[1:] == block3[1:] == (1, 1) and grid3[0] * block3[0] <= 0xFFFFFFFF
+        assert second["linear"] is (linear and one_d), (grid, block)

@@ -309,3 +309,26 @@ def test_the_last_hit_is_remembered_but_each_key_keeps_its_entry(kernel, monkeyp
     assert kinds(kernel) == ["native", "native", "fast", "fast", "fast", "fast"]
     launched = [launch[4] for kind, launch in kernel.log[2:]]  # the function each fast launch ran
     assert launched == [functions[block] for block in blocks[2:]]
+
+
+def test_with_one_gpu_the_generated_code_asks_for_no_current_device(kernel, gpus, monkeypatch):
+    """torch sees one GPU: index 0 is always current, so portagpu.launch's code
+    and prepared launches do not ask torch (~0.1 us a launch), and launch on
+    device 0's stream, with the key and fallbacks they had."""
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    asked = []
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: asked.append(0) or 0)
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    go = prepare_launch(kernel, (4,), (None, None, 48), (0, 1), meta={"BLOCK": 32},
+                        device=make_device("cuda", "sm_90", 32), trusted=True)
+    for _ in range(2):
+        portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
+        go(x, y)
+    asked.clear()
+    portagpu.launch(kernel, (1,), x, y, 64, BLOCK=32)
+    go(y, x)
+    assert asked == [] and kinds(kernel) == ["native", "native", "fast", "fast", "fast", "fast"]
+    assert [entry[1][3] for entry in kernel.log[2:]] == [1234] * 4  # device 0's stream
+    assert kernel.log[-1][1][-5:] == (y.data_ptr(), x.data_ptr(), 48, 32, 7)
+    go(x[1:], y)  # another alignment: still Triton's to compile
+    assert kinds(kernel)[-1] == "native"

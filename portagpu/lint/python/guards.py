@@ -138,6 +138,26 @@ def names_nvidia_tool(name: str) -> bool:
     return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in _words(name))
 
 
+# what torch.backends.cudnn / torch.backends.cuda answer about the device;
+# everything else there (benchmark, deterministic, allow_tf32, matmul.*) is a knob
+_BACKEND_PROBES = ("is_available", "is_built", "version", "is_acceptable")
+
+
+def _is_knob(qual: str) -> bool:
+    rest = qual.split(".", 3)[3]  # after torch.backends.<name>.
+    return rest.split(".", 1)[0] not in _BACKEND_PROBES
+
+
+def _names_tool_presence(name: str) -> bool:
+    """`nvidia_smi_path`, `have_nvml`, `nvml_ok`: a name for the NVIDIA tool
+    itself, whose test asks whether the tool is installed, not which GPU runs
+    (`is_nvidia`, `nvidia_gpu` stay vendor tests)."""
+    words = _words(name)
+    return any(w == "smi" or w.startswith(("nvml", "nvsmi")) for w in words) and any(
+        w.startswith(_NVIDIA_TOOL_WORDS) for w in words
+    )
+
+
 def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:
@@ -181,7 +201,10 @@ def test_cover(
     `resolve(name)` gives the value a plain name was assigned (so that
     `n = torch.cuda.device_count()` ... `if n > 0:` is a device check)."""
     cover: set[str] = set()
+    skipped: set[int] = set()  # the inner parts of a backend knob (`torch.backends.cudnn`)
     for node in ast.walk(test):
+        if skipped and id(node) in skipped:
+            continue
         if resolve is not None and isinstance(node, ast.Name):
             value = resolve(node)
             if value is not None:
@@ -202,6 +225,14 @@ def test_cover(
             if qual is not None:
                 if qual in ("torch.version.hip", "torch.version.cuda"):
                     return EVERY
+                if qual.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")) and _is_knob(qual):
+                    # `if torch.backends.cudnn.benchmark: return`: a setting, True or
+                    # False on every device; what follows still runs on MPS
+                    inner = node.value if isinstance(node, ast.Attribute) else None
+                    while isinstance(inner, ast.Attribute):
+                        skipped.add(id(inner))
+                        inner = inner.value
+                    continue
                 if qual.startswith(
                     ("torch.cuda.", "torch.backends.cudnn.", "torch.backends.cuda.")
                 ):
@@ -211,6 +242,8 @@ def test_cover(
                     cover |= MPS
                     continue
             name = _last_name(node)
+            if name and _names_tool_presence(name) and name not in guard_names:
+                continue  # `if smi_path is None: raise`: the tool is there, not an NVIDIA GPU
             if name:
                 found = name_cover(name, guard_names)
                 if found == EVERY:
