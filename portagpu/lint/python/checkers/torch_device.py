@@ -61,6 +61,7 @@ def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
     func = node.func
     if not isinstance(func, ast.Attribute):
         return
+    where: ast.AST = node  # the line to point at
     if func.attr == "cuda":
         qual = ctx.qualify(func)
         if qual is not None and qual not in ("torch.Tensor.cuda", "torch.nn.Module.cuda"):
@@ -82,6 +83,9 @@ def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
         # `.to("cuda:1")` names a device: replacing it needs the author's intent
         simple = value == "cuda" and len(node.args) == 1 and len(keep) == len(node.keywords)
         call = f'.to("{value}")'
+        arg = _device_arg(node)
+        if arg is not None and arg.lineno > (func.end_lineno or node.lineno):
+            where = arg  # `.to(\n    "cuda"\n)`: the literal's own line
     else:
         return
     device = (
@@ -93,13 +97,13 @@ def tensor_to_cuda(node: ast.Call, ctx: Context, rule: Rule) -> None:
         if "#" not in between and all(args.split(", ")):
             edit = ctx.edit(func.value, node, f".to({args})", from_end=True)
             fix = Fix("safe", f"Replace with `.to({args})`", (edit,))
-            ctx.report(rule, node, fix, call=call, replacement=f".to({device})")
+            ctx.report(rule, where, fix, call=call, replacement=f".to({device})")
             return
     fix = Fix(
         "suggestion",
         "Move it with `.to(device)`, device chosen once (e.g. torch.accelerator.current_accelerator())",
     )
-    ctx.report(rule, node, fix, call=call, replacement=".to(device)")
+    ctx.report(rule, where, fix, call=call, replacement=".to(device)")
 
 
 def _cuda_fstring(node: ast.AST | None) -> bool:
@@ -194,6 +198,8 @@ def _callee(ctx: Context, func: ast.AST) -> str | None:
         value = ctx.assigned_value(func)
         if isinstance(value, ast.IfExp):
             qual = ctx.qualify(value.body) or ctx.qualify(value.orelse)
+        elif isinstance(value, (ast.Name, ast.Attribute)):
+            qual = ctx.qualify(value)  # `scope = autocast` ... `scope("cuda")`
     return qual
 
 
