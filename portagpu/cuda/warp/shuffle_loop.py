@@ -25,19 +25,32 @@ from portagpu.cuda.warp.common import Options
 from portagpu.cuda.warp.macro_roles import DELTA, macro_roles, shuffle_delta, shuffle_name
 
 
+def _start(node: Any) -> int | None:
+    """A loop's first value: a literal or a constant expression of literals,
+    exact divisions included (`32 / 2`)."""
+    node = unwrap(node)
+    if node is not None and node.type == "binary_expression":
+        op = node.child_by_field_name("operator")
+        if op is not None and text_of(op) == "/":
+            left = const_value(node.child_by_field_name("left"))
+            right = const_value(node.child_by_field_name("right"))
+            return left // right if left is not None and right and left % right == 0 else None
+    return const_value(node)
+
+
 def _loop_variable(loop: Any) -> tuple[str, int] | None:
     init = loop.child_by_field_name("initializer")
     if init is None:
         return None
     if init.type == "declaration":
         for name, value in declared_names(init):
-            parsed = int_value(value) if value is not None else None
-            if parsed:
-                return name, parsed[0]
+            start = _start(value) if value is not None else None
+            if start is not None:
+                return name, start
     elif init.type == "assignment_expression":
-        parsed = int_value(init.child_by_field_name("right"))
-        if parsed:
-            return text_of(init.child_by_field_name("left")), parsed[0]
+        start = _start(init.child_by_field_name("right"))
+        if start is not None:
+            return text_of(init.child_by_field_name("left")), start
     return None
 
 
@@ -85,6 +98,27 @@ def _shuffles_by_power(body: Any, delta: Any, var: str) -> bool:
     return False
 
 
+def _from_each_lane(loop: Any, var: str) -> bool:
+    """`for (i = 0; i < 32; ++i) row[i] = __shfl_sync(mask, v, i);`: a plain
+    shuffle (no up/down/xor) reading source lane `i` of the whole warp, lanes
+    0 to 31 only. An explicit width (`__shfl_sync(m, v, i, 32)`) keeps the
+    reads inside 32-lane groups, which wave64 runs correctly."""
+    body = loop.child_by_field_name("body")
+    stack = [body] if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression":
+            name = shuffle_name(node)
+            plain = name and not any(w in name.lower() for w in ("up", "down", "xor"))
+            if plain:
+                args = call_args(node)
+                lane = 2 if name.lower().endswith("_sync") else 1
+                if len(args) == lane + 1 and text_of(unwrap(args[lane])) == var:
+                    return True
+        stack.extend(node.named_children)
+    return False
+
+
 def _shuffles_with(loop: Any, var: str, exponent: bool = False) -> bool:
     body = loop.child_by_field_name("body")
     if body is not None and body.named_child_count == 0 and body.has_error:
@@ -126,6 +160,10 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         var, start = var_start
         downward = start == 16
         upward = start == 1 and _bound(loop, var) in (32, 17)
+        if start == 0 and _bound(loop, var) == 32 and _from_each_lane(loop, var):
+            init = loop.child_by_field_name("initializer")
+            yield Hit(init.start_byte, init.end_byte, {"shape": "source lanes 0 up to 31"})
+            continue
         if downward or upward:
             if not _shuffles_with(loop, var):
                 continue
