@@ -144,6 +144,16 @@ def mentions(text: str, tokens: Iterable[str]) -> bool:
     return any(token in text for token in tokens)
 
 
+def original_text(text: str) -> str:
+    """The text before narrowing blanked blocks of it (`text` itself when it
+    was not narrowed): facts about the whole module, such as the names of
+    its top-level definitions, must not depend on what narrowing kept."""
+    last = _last
+    if isinstance(last, _Narrowed) and last.text is text:
+        return last._full.text
+    return text
+
+
 def remember(index: TokenLines) -> TokenLines:
     global _last
     _last = index

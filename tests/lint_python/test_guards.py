@@ -117,3 +117,25 @@ def test_a_file_named_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path)
         (folder / "cuda.py").write_text(code)
         result = lint_paths([folder / "cuda.py"], LintConfig(select=("PG101",), cache=False))
         assert [f.code for f in result.findings] == expected, name
+
+
+def test_a_class_named_for_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path) -> None:
+    """`class CudaRNGTracker:` with no CPU/MPS/ROCm counterpart (in the module
+    or a sibling file) is a class about CUDA: its torch.cuda calls are checked.
+    A counterpart, or a device base class, keeps it one side of a dispatch."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_paths
+
+    tracker = "import torch\n\nclass CudaRNGTracker:\n    def save(self):\n        return torch.cuda.get_rng_state()\n"
+    layouts = {
+        "alone": ({"state.py": tracker}, ["PG101"]),
+        "cpu_class_beside": ({"state.py": tracker + "\nclass CpuRNGTracker:\n    pass\n"}, []),
+        "cpu_file_beside": ({"state.py": tracker, "cpu_state.py": "x = 1\n"}, []),
+        "device_base": ({"state.py": tracker.replace("CudaRNGTracker:", "CudaRNGTracker(Accelerator):")}, []),
+    }
+    for name, (files, expected) in layouts.items():
+        for file, text in files.items():
+            (tmp_path / name / file).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / file).write_text(text)
+        result = lint_paths([tmp_path / name / "state.py"], LintConfig(select=("PG101",), cache=False))
+        assert [f.code for f in result.findings] == expected, name

@@ -23,6 +23,7 @@ from portagpu.lint.python.registry import CheckerFn
 from portagpu.lint.python.source import Source
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TOP_DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
 _DEL = re.compile(r"\bdel\b")
@@ -321,6 +322,10 @@ class Context:
             for kw in node.keywords:
                 self._child(kw)
             own = guards.class_cover(node, self.guard_names)
+            if own == guards.NON_CUDA and not node.bases and not self._has_other_side():
+                # `class CudaRNGStatesTracker:` with no CPU/MPS/ROCm counterpart in the
+                # module is a class about CUDA, not CUDA's side of a dispatch
+                own = guards.NONE
         else:
             self._child(node.args)
             if node.returns is not None:
@@ -335,6 +340,18 @@ class Context:
         self.cover = saved | own
         self._block(node.body)
         self.cover = saved
+
+    def _has_other_side(self) -> bool:
+        """A top-level class or function of the module is named for another
+        device or path (CpuTracker, rocm_impl, reference_forward), or a
+        sibling file is (backends/cuda_backend.py beside cpu_backend.py)."""
+        found = self.memo.get("other_side")
+        if found is None:
+            # from the text before narrowing: a counterpart naming no token is blanked
+            names = _TOP_DEFINITION.findall(tokenlines.original_text(self.source.text))
+            found = any(guards.names_other_side(n) for n in names) or guards.sibling_has_other_side(self.path)
+            self.memo["other_side"] = found
+        return found
 
     def _cover_of(self, test: ast.AST) -> frozenset[str]:
         return guards.test_cover(test, self.qualify, self.guard_names, self._probe_value)

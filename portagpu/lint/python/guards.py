@@ -450,6 +450,18 @@ _OTHER_SIDES = frozenset(
 )
 
 
+def names_other_side(name: str) -> bool:
+    """`CpuTracker`, `forward_rocm`, `mps_impl`: named for a dispatch's other side."""
+    words = _words(name)
+    return any(w in _OTHER_SIDES or w.startswith(_AMD_PREFIXES) for w in words)
+
+
+def sibling_has_other_side(path: str) -> bool:
+    """A file or folder beside `path` is named for another side of a dispatch."""
+    name = re.split(r"[\\/]", path)[-1]
+    return _has_other_side(path, name.rsplit(".", 1)[0])
+
+
 def _has_other_side(path: str, stem: str) -> bool:
     """Whether a sibling file or folder names another side of a dispatch.
     A folder that cannot be listed (code linted from a string) counts as
