@@ -32,6 +32,8 @@ _IDENT = re.compile(rb"[A-Za-z_]\w*")
 _ARITHMETIC = re.compile(rb"[\w\s().+\-*/%<>&|^~]+")
 _WARPISH_NAME = re.compile(rb"(?i)lane|warp|wave")
 _COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
+# `#param` (stringizing) in a function-like macro: `"mov."#ty" %0"`, `"="#r(out)`
+_STRINGIZE = re.compile(rb"(?<![#\w])#[ \t]*([A-Za-z_]\w*)")
 _HEAD = b"__device__ void __portagpu_macro_body__() {\n"
 _TAIL = b"\n;}\n"
 
@@ -60,6 +62,8 @@ def macro_body_hits(
             continue
         # a backslash-newline becomes space-newline: same length, same lines
         body = body.replace(b"\\\n", b" \n").replace(b"\\\r\n", b" \r\n")
+        if match.group(2) is not None and b"#" in body:
+            body = _stringized(body, set(_IDENT.findall(match.group(2))))
         names = set(_IDENT.findall(body)) - {name}
         prelude = b"".join(objects[n] + b"\n" for n in sorted(names) if n in objects)
         head = _HEAD + (b"auto " + name + b" =" if constant else b"")
@@ -72,3 +76,17 @@ def macro_body_hits(
             if base <= hit.start and hit.end <= base + len(body):
                 shift = start - base
                 yield rule, Hit(hit.start + shift, hit.end + shift, hit.values, hit.replacement)
+
+
+def _stringized(body: bytes, params: set[bytes]) -> bytes:
+    """`#param` as the string literal it expands to, at the same length
+    (`#ty` -> `"t"`, `#r` -> `""`), so that inline PTX assembled from a
+    macro's parameters (`"shfl."#dir".b32"`, `"="#r(result)`) still parses."""
+
+    def literal(m: re.Match[bytes]) -> bytes:
+        if m.group(1) not in params or m.end() < len(body) and body[m.end() : m.end() + 1] == b"#":
+            return m.group(0)
+        width = len(m.group(0)) - 2
+        return b'"' + m.group(1)[:width].ljust(width) + b'"'
+
+    return _STRINGIZE.sub(literal, body)
