@@ -42,6 +42,7 @@ def _as_dict(rule) -> dict:
         "fix": rule.fix,
         "examples": {"invalid": [e.code for e in rule.invalid], "valid": [e.code for e in rule.valid]},
         "source": rule.source,
+        "only_files": list(rule.only_files),
     }
 
 
@@ -82,7 +83,8 @@ def show_rule(args: argparse.Namespace) -> int:
         f"# {rule.id} {rule.name}",
         "",
         f"Severity: {rule.severity}. Breaks on: {', '.join(rule.targets)}. "
-        f"Language: {rule.language}. Fix: {rule.fix}. Family: {rule.family}.",
+        f"Language: {rule.language}. Fix: {rule.fix}. Family: {rule.family}."
+        + (f" Reads only these Python sources: {', '.join(rule.only_files)}." if rule.only_files else ""),
         "",
         "## Why",
         wrap(rule.why),

@@ -161,6 +161,11 @@ def test_rules_listing_and_rule_page(capsys):
     assert json.loads(capsys.readouterr().out)["id"] == "PG901"
     assert main(["rule", "PG000"]) == 2
     assert "unknown rule" in capsys.readouterr().err
+    # a rule kept to some Python sources says which (PG308: setup.py)
+    assert main(["rule", "PG308"]) == 0
+    assert "Reads only these Python sources: setup.py." in capsys.readouterr().out
+    assert main(["rule", "PG308", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["only_files"] == ["setup.py"]
 
 
 def test_colour_only_when_asked_and_no_progress_off_a_tty(project, capsys, monkeypatch):

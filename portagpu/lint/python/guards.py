@@ -467,7 +467,9 @@ def _has_other_side(path: str, stem: str) -> bool:
     A folder that cannot be listed (code linted from a string) counts as
     having one, as before this check existed."""
     try:
-        names = _listing(os.path.dirname(os.path.abspath(path)))
+        # listed each time (asked only of files and classes named just for CUDA):
+        # a cache would go stale in a process that lints a changing tree
+        names = os.listdir(os.path.dirname(os.path.abspath(path)))
     except OSError:
         return True
     own = set(_words(stem))
@@ -477,7 +479,3 @@ def _has_other_side(path: str, stem: str) -> bool:
             return True
     return False
 
-
-@lru_cache(maxsize=256)
-def _listing(folder: str) -> tuple[str, ...]:
-    return tuple(os.listdir(folder))
