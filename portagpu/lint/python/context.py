@@ -250,7 +250,13 @@ class Context:
             if negated:
                 self.cover = saved
             self._branch(node.body, old in ("body", "both"), visit)
-            self.cover = saved | cover
+            # the other branch of a plain test for CUDA runs where there is none:
+            # a CUDA call there fails (`if args.cuda: ... else: model.to("cuda")`).
+            # A vendor dispatch (`if torch.version.hip:`) covers both of its sides,
+            # and so does a compound test (`if warm or not use_cuda_graphs:`),
+            # whose other branch may well be the CUDA one
+            plain_cuda_test = cover == guards.NON_CUDA and not negated and node.test.__class__ is not ast.BoolOp
+            self.cover = saved if plain_cuda_test else saved | cover
             self._branch(node.orelse, old in ("orelse", "both"), visit)
             self.cover = saved
         elif (cls is ast.For or cls is ast.AsyncFor) and self._loop_cover(node.iter):

@@ -14,6 +14,11 @@ guard. The heuristics, in order of strength:
   `x.is_cuda`, names containing `cuda`/`cudnn`/`nccl` (`HAS_CUDA`,
   `args.cuda`), and comparisons with "cuda"/"cuda:N" (`device.type == "cuda"`,
   `device.startswith("cuda:")`).
+* A device check covers its body only when it is a plain test (no
+  and/or): its else branch then runs exactly where there is no CUDA device
+  (`if args.cuda: ... else: model.to("cuda")` fails there). A compound test
+  (`if warm or not use_cuda_graphs:`) covers both branches: its other branch
+  may be the CUDA one.
 * A negated device test (`x.device != "cuda"`, `not x.is_cuda`) covers only
   its else branch: its body runs exactly where there is no CUDA device.
   A loop over `range(torch.cuda.device_count())` (or a name counting GPUs)
@@ -43,9 +48,11 @@ guard. The heuristics, in order of strength:
   map to HIP, so they cover mps and cpu only; NVIDIA hardware words
   ("nvidia", "nvml", "nvtx", "ptx", "cutlass", "sm90"...) and AMD words
   ("hip", "rocm", "amd") cover every target; "mps" covers mps.
-* `hasattr(...)` in a test is a feature probe and covers all targets, except
-  on a private attribute (`hasattr(f, "_buffer")`, not a `__dunder__`
-  protocol): that is the program's own cache, tested whatever the device.
+* `hasattr(...)` in a test is a feature probe and covers all targets when it
+  probes an imported module or one of its objects (`hasattr(torch,
+  "accelerator")`) or a `__dunder__` protocol (`__cuda_array_interface__`),
+  and not on a private attribute (`hasattr(f, "_buffer")`): the program's own
+  objects (`hasattr(model, "gpus")`) say nothing about the device.
 * A name assigned a device probe (`n = torch.cuda.device_count()`) tests
   like the probe; names counting GPUs (`device_count`, `num_gpus`) are
   device checks.
@@ -182,6 +189,19 @@ def _device_presence(name: str) -> bool:
     )
 
 
+def _probes_an_api(call: ast.Call, qualify) -> bool:
+    """`hasattr(torch, "accelerator")`, `hasattr(F, "scaled_dot_product_attention")`:
+    an imported module or one of its objects is probed; `hasattr(x,
+    "__cuda_array_interface__")`: a protocol only CUDA arrays have.
+    `hasattr(model, "gpus")` asks about the program's own object, which says
+    nothing of the device."""
+    if not call.args:
+        return False
+    name = call.args[1] if len(call.args) == 2 else None
+    text = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else ""
+    return (text.startswith("__") and text.endswith("__")) or qualify(call.args[0]) is not None
+
+
 def _private_attribute_probe(call: ast.Call) -> bool:
     """`hasattr(fn, "_buffer")`: a lazily built cache, not an API probe
     (a dunder such as `__dlpack__` is a protocol, and is one)."""
@@ -218,6 +238,7 @@ def test_cover(
             and isinstance(node.func, ast.Name)
             and node.func.id == "hasattr"
             and not _private_attribute_probe(node)
+            and _probes_an_api(node, qualify)
         ):
             return EVERY  # a feature probe: the branch runs only where the API exists
         if isinstance(node, (ast.Attribute, ast.Name)):

@@ -67,7 +67,9 @@ def device_type_from_string(node: ast.IfExp, ctx: Context, rule: Rule) -> None:
     ctx.report(rule, node, Fix("suggestion", f"Use `{shown}`"), expr=ctx.text_of(node))
 
 
-_FP16 = frozenset(("float16", "fp16", "half", "torch.float16", "torch.half"))
+_FP16 = frozenset(
+    ("float16", "fp16", "half", "torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor")
+)
 _BF16_CALL = "torch.cuda.is_bf16_supported"
 
 
@@ -87,8 +89,16 @@ def _is_fp16(ctx: Context, expr: ast.AST | None) -> bool:
 
 
 def _branch_value(body: list[ast.stmt]) -> ast.AST | None:
-    if len(body) == 1 and isinstance(body[0], ast.Assign):
-        return body[0].value
+    """What a one-statement branch picks: `dtype = X`, or the one argument of
+    a setter call (`torch.set_default_dtype(X)`, `set_default_tensor_type(X)`)."""
+    if len(body) != 1:
+        return None
+    stmt = body[0]
+    if isinstance(stmt, ast.Assign):
+        return stmt.value
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+        return call.args[0]
     return None
 
 
