@@ -3,7 +3,8 @@ starts at 16 (or runs up to 32), also written as powers of two (`1 << k` for
 k from 4 down to 0, or 0 up to 4), or an unrolled chain starting with offset 16.
 In a loop, the shuffle may also be a project's wrapper or macro
 (`SHFL_DOWN_SYNC`, `WARP_SHFL_XOR`) or a cooperative-groups tile's method
-(`tile.shfl_up`)."""
+(`tile.shfl_up`). A plain shuffle that reads source lane 31 with no width
+(`__shfl_sync(mask, total, 31)`) takes the last lane of a 32-lane warp."""
 
 from __future__ import annotations
 
@@ -38,20 +39,43 @@ def _start(node: Any) -> int | None:
     return const_value(node)
 
 
-def _loop_variable(loop: Any) -> tuple[str, int] | None:
+def _loop_inits(loop: Any) -> list[tuple[str, Any]]:
+    """(variable, first value) pairs of a loop's initializer."""
     init = loop.child_by_field_name("initializer")
     if init is None:
-        return None
+        return []
     if init.type == "declaration":
-        for name, value in declared_names(init):
-            start = _start(value) if value is not None else None
-            if start is not None:
-                return name, start
-    elif init.type == "assignment_expression":
-        start = _start(init.child_by_field_name("right"))
+        return [(name, value) for name, value in declared_names(init) if value is not None]
+    if init.type == "assignment_expression":
+        return [(text_of(init.child_by_field_name("left")), init.child_by_field_name("right"))]
+    return []
+
+
+def _loop_variable(loop: Any) -> tuple[str, int] | None:
+    for name, value in _loop_inits(loop):
+        start = _start(value)
         if start is not None:
-            return text_of(init.child_by_field_name("left")), start
+            return name, start
     return None
+
+
+def halved_width_loops(unit: CudaUnit) -> Iterator[tuple[Any, str]]:
+    """Shuffle loops whose first offset is half a named value (`step = cols / 2`,
+    shuffling by `step`): (loop, name); the name is the width reduced over."""
+    for loop in unit.nodes("for_statement"):
+        for var, value in _loop_inits(loop):
+            value = unwrap(value)
+            if value is None or value.type != "binary_expression":
+                continue
+            left = unwrap(value.child_by_field_name("left"))
+            if (
+                text_of(value.child_by_field_name("operator")) == "/"
+                and const_value(value.child_by_field_name("right")) == 2
+                and left is not None
+                and left.type == "identifier"
+                and _shuffles_with(loop, var)
+            ):
+                yield loop, text_of(left)
 
 
 def _bound(loop: Any, var: str) -> int | None:
@@ -119,6 +143,18 @@ def _from_each_lane(loop: Any, var: str) -> bool:
     return False
 
 
+def _last_lane(name: str, call: Any) -> Any:
+    """The source-lane argument of a plain shuffle given as 31 with no width
+    (`__shfl_sync(mask, v, 31)`); with a width the read stays in its group."""
+    if any(w in name.lower() for w in ("up", "down", "xor")):
+        return None
+    args = call_args(call)
+    lane = 2 if name.lower().endswith("_sync") else 1
+    if len(args) == lane + 1 and const_value(args[lane]) == 31:
+        return args[lane]
+    return None
+
+
 def _shuffles_with(loop: Any, var: str, exponent: bool = False) -> bool:
     body = loop.child_by_field_name("body")
     if body is not None and body.named_child_count == 0 and body.has_error:
@@ -183,6 +219,13 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for call in unit.nodes("call_expression"):
         # builtins, and a project's wrappers named like them (`packed_shfl_down_sync`)
         name = shuffle_name(call)
+        last = _last_lane(name, call) if name else None
+        if last is not None:
+            yield Hit(
+                last.start_byte,
+                last.end_byte,
+                {"shape": f"`{name}` from source lane 31 (the last of 32 lanes)"},
+            )
         if name:
             delta = shuffle_delta(name, call)
         elif callee_name(call) in offset_macros:

@@ -2,7 +2,9 @@
 constexpr int kWarpSize = 32, enum, template default; a parameter of any name
 defaulting to 32 that is passed on as a shuffle's width), also when the 32 is
 spelled as a constant expression (`#define WARP_SIZE (1 << LOG2_WARP)`), or
-capped at it (`constexpr int kWarpSize = std::min(kNThreads, 32)`).
+capped at it (`constexpr int kWarpSize = std::min(kNThreads, 32)`), and a
+constant of any name set to 32 whose half starts a shuffle loop
+(`constexpr int cols = 32; for (step = cols / 2; ...) __shfl_down_sync(...)`).
 Reported at the definition only: fixing it there fixes every use."""
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from portagpu.cuda.unit import (
 )
 from portagpu.cuda.warp.common import Options
 from portagpu.cuda.warp.macro_roles import WIDTH, call_roles
+from portagpu.cuda.warp.shuffle_loop import halved_width_loops
 
 DEFAULT_NAMES = (
     r"(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
@@ -57,6 +60,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 and (const_value(init) == 32 or _capped_at_32(init))
             ):
                 yield Hit(decl.start_byte, decl.end_byte, {"name": name})
+    yield from _halved_widths(unit, pattern)
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
@@ -67,6 +71,23 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             and _shuffle_width(unit, node, text_of(name))
         ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+def _halved_widths(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:
+    """Constants of other names set to 32 whose half starts a shuffle loop."""
+    seen: set[int] = set()
+    for loop, name in halved_width_loops(unit):
+        decl, init = unit.declarations_in_scope(loop).get(name, (None, None))
+        if (
+            decl is None
+            or decl.type != "declaration"
+            or pattern.match(name)  # reported above as a warp-width name
+            or decl.start_byte in seen
+            or const_value(init) != 32
+        ):
+            continue
+        seen.add(decl.start_byte)
+        yield Hit(decl.start_byte, decl.end_byte, {"name": name})
 
 
 def _shuffle_width(unit: CudaUnit, parameter, name: str) -> bool:
