@@ -172,3 +172,28 @@ def test_a_mask_constant_used_only_in_macro_bodies_is_rewritten_and_widened():
     )
     body = _body(translate(source, engine="builtin", diagnose=True).text)
     assert "const unsigned long long kBits = PORTAGPU_FULL_MASK;" in body
+
+
+def test_a_mask_given_as_a_parameter_default_is_rewritten_and_widened():
+    source = (
+        "#define LANES 0xffffffffu\n"
+        "__device__ int vote(int p, unsigned long long m = LANES) { return __any_sync(m, p); }\n"
+        "__device__ float f(float v, unsigned m = 0xffffffff) { return __shfl_xor_sync(m, v, 1); }\n"
+        "template <unsigned M = 0xffffffffu> __device__ int g(int p) { return __all_sync(M, p); }\n"
+    )
+    body = _body(translate(source, engine="builtin", diagnose=True).text)
+    assert "#define LANES PORTAGPU_FULL_MASK" in body
+    assert "float f(float v, unsigned long long m = PORTAGPU_FULL_MASK)" in body
+    assert "template <unsigned long long M = PORTAGPU_FULL_MASK>" in body
+    assert "0xffffffff" not in body
+
+
+def test_a_ballot_function_kept_in_32_bits_by_its_caller_is_widened():
+    source = (
+        "__device__ unsigned long long vote(bool p) { return __ballot_sync(~0ull, p); }\n"
+        "__device__ int f(bool p) { int bits = vote(p); unsigned long long w = vote(p);"
+        " return bits + (int)(w >> 32); }\n"
+    )
+    body = _body(translate(source, engine="builtin", diagnose=True).text)
+    assert "unsigned long long bits = vote(p);" in body
+    assert "unsigned long long w = vote(p);" in body
