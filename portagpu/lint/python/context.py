@@ -37,6 +37,20 @@ class _Fields(dict):
         return "{" + key + "}"
 
 
+def _same_target(target: ast.AST, name: ast.Name | ast.Attribute) -> bool:
+    """`target` assigns what `name` reads: the same plain name, or the same
+    attribute of the same plain name (`args.backend`)."""
+    if isinstance(name, ast.Name):
+        return isinstance(target, ast.Name) and target.id == name.id
+    return (
+        isinstance(target, ast.Attribute)
+        and target.attr == name.attr
+        and isinstance(target.value, ast.Name)
+        and isinstance(name.value, ast.Name)
+        and target.value.id == name.value.id
+    )
+
+
 class Context:
     def __init__(
         self,
@@ -116,18 +130,17 @@ class Context:
         path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
         return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
-    def assigned_value(self, name: ast.Name) -> ast.expr | None:
-        """The value last assigned to `name` (plain `name = ...`) before its use,
-        in the enclosing function or else at module level."""
+    def assigned_value(self, name: ast.Name | ast.Attribute) -> ast.expr | None:
+        """The value last assigned to `name` (plain `name = ...`, or `obj.attr =
+        ...` for an attribute of a plain name) before its use, in the enclosing
+        function's top-level statements or else at module level."""
         scopes = [s for s in reversed(self.stack) if isinstance(s, _FUNCTIONS)][:1]
         for scope in (*scopes, self.tree):
             found = None
             for stmt in scope.body:
                 if stmt.lineno >= name.lineno:
                     break
-                if isinstance(stmt, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == name.id for t in stmt.targets
-                ):
+                if isinstance(stmt, ast.Assign) and any(_same_target(t, name) for t in stmt.targets):
                     found = stmt.value
             if found is not None:
                 return found

@@ -49,7 +49,7 @@ def _string_value(ctx: Context, node: ast.AST, constants: tuple[str, ...]) -> st
     qual = ctx.qualify(node)
     if qual is not None and qual in constants:
         return qual.rsplit(".", 1)[-1].lower()
-    if isinstance(node, ast.Name):
+    if isinstance(node, (ast.Name, ast.Attribute)):
         value = ctx.assigned_value(node)
         return const_str(value) if value is not None else None
     return None
@@ -72,6 +72,11 @@ def nccl_backend(node: ast.Call, ctx: Context, rule: Rule) -> None:
         value = _string_value(ctx, arg, tuple(rule.options.get("constants", ())))
     if value is None or value.strip().lower() != "nccl":
         return
+    if isinstance(arg, ast.Attribute) and const_str(arg) is None:
+        # `args.dist_backend = "nccl"` overrides what the user configured: the
+        # finding is that assignment, where the backend is hard-coded
+        assigned = ctx.assigned_value(arg)
+        arg = assigned if assigned is not None else arg
     ctx.report(rule, arg, Fix("suggestion", rule.replacement), value=value)
 
 
