@@ -79,6 +79,10 @@ def fix_lane_mask(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     edits = [ByteEdit(hit.start, hit.end, FULL_MASK)]
     node = _node(unit, hit)
     decl = _declaration_of(node) if node is not None else None
+    if node is not None and node.parent is not None:
+        parent = node.parent  # a parameter's default (`unsigned m = 0xffffffff`)
+        if parent.type == "optional_parameter_declaration":
+            decl = parent
     if decl is not None:
         from portagpu.cuda.warp.common import is_32bit_declaration
 

@@ -60,8 +60,13 @@ def is_notebook(path: str | PurePath) -> bool:
 
 
 # Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
-# writes. A plain C++ header has none; each is one fast substring search.
-CUDA_HEADER_MARKERS = (b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/")
+# writes (device code behind a project's own qualifier macro, `MY_DEVICE`, still
+# says __syncthreads, blockIdx or __CUDA_ARCH__). A plain C++ header has none;
+# each is one fast substring search.
+CUDA_HEADER_MARKERS = (
+    b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/",
+    b"__syncthreads", b"blockIdx", b"__CUDA_ARCH__",
+)
 
 
 # A GPU toolkit's own headers (the CUDA toolkit's carry NVIDIA's EULA notice;

@@ -60,6 +60,8 @@ def test_header_language_is_decided_by_content():
     assert header_language(b"__device__ int f();") == "cuda"
     assert header_language(b"#define LOG2_WARP_SIZE 5") == "cuda"
     assert header_language(b"#include <cutlass/gemm.h>") == "cuda"
+    # device code behind a project's own qualifier macro
+    assert header_language(b"LIB_DEVICE void f(int* s) { s[0] = 1; __syncthreads(); }") == "cuda"
     assert header_language(b"#pragma once\nint add(int a, int b);\n") is None
     # a GPU toolkit's own header (installed or vendored) is not project code
     notice = b"/* NOTICE TO LICENSEE: ... (\"Licensed Deliverables\") ... */\n"

@@ -2,15 +2,30 @@
 combined (`&`, `|`, `^`) with a 32-bit value (`__ballot_sync(m, p) & lanemask_lt()`
 where lanemask_lt returns a 32-bit type), or compared with a 32-bit full mask
 (`__ballot_sync(m, p) == ~0u`, "every lane voted"): the upper 32 lanes are
-dropped, or a full wave64 vote never equals the mask."""
+dropped, or a full wave64 vote never equals the mask.
+
+A project's own ballot function counts as a ballot where its result is kept:
+one defined in the file whose return value is a ballot (`return
+__ballot_sync(m, p)`, or a variable holding one), or, defined in another file,
+one named like a ballot (`ballot`, `warp_ballot`, `warpBallot`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, callee_name, outermost, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    call_args,
+    callee_name,
+    callee_name_of,
+    enclosing_function,
+    outermost,
+    unwrap,
+)
 from portagpu.cuda.warp.common import BALLOTS, Options, is_32bit_declaration, is_full_mask_32
 
 BIT_COUNTS_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
@@ -48,6 +63,92 @@ def narrow_stores(unit: CudaUnit, producers: frozenset[str]) -> Iterator[tuple[s
         target = _assigned_32bit(unit, call)
         if target:
             yield name, call, target
+
+
+# a function of another file taken for a ballot wrapper by its name alone
+BALLOT_NAME = re.compile(r"^(?!__)(?:\w*_|\w*[a-z0-9](?=Ballot))?(?:ballot|Ballot)(?:_?[Ss]ync)?$")
+
+
+def ballot_producers(unit: CudaUnit) -> frozenset[str]:
+    """The builtins, plus the project's ballot functions this file calls (above)."""
+    cached = unit.__dict__.get("_ballot_producers")
+    if cached is not None:
+        return cached
+    defined = _ballot_definitions(unit)
+    named = {
+        name
+        for call in unit.nodes("call_expression")
+        if (name := callee_name(call)) not in defined and BALLOT_NAME.match(name)
+    }
+    cached = BALLOTS | named | {name for name, wraps in defined.items() if wraps}
+    unit.__dict__["_ballot_producers"] = cached
+    return cached
+
+
+def _ballot_definitions(unit: CudaUnit) -> dict[str, bool]:
+    """Name of each function defined in the file -> does it return a ballot?
+    (A wrapper of a wrapper too.)"""
+    functions: dict[str, list[Any]] = {}
+    for function in unit.nodes("function_definition"):
+        declarator = function.child_by_field_name("declarator")
+        inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if (
+            declarator is not None
+            and declarator.type == "function_declarator"
+            and inner is not None
+        ):
+            functions.setdefault(callee_name_of(inner), []).append(function)
+    wrappers: dict[str, bool] = dict.fromkeys(functions, False)
+    returns = unit.nodes("return_statement")
+    changed = True
+    while changed:
+        changed = False
+        producers = BALLOTS | {name for name, wraps in wrappers.items() if wraps}
+        for name, bodies in functions.items():
+            if not wrappers[name] and any(
+                any(name.encode() in body.text for name in producers)  # cheap test first
+                and _returns_value_of(unit, body, returns, producers)
+                for body in bodies
+            ):
+                wrappers[name] = changed = True
+    return wrappers
+
+
+def _returns_value_of(unit: CudaUnit, function: Any, returns: list[Any], producers) -> bool:
+    """Does `function` return a call to one of `producers`, or a variable
+    initialised or assigned with one?"""
+    for statement in returns:
+        if not function.start_byte <= statement.start_byte < function.end_byte:
+            continue
+        if enclosing_function(statement) != function or not statement.named_children:
+            continue  # a lambda's return
+        value = _uncast(statement.named_children[0])
+        if _is_call_to(value, producers):
+            return True
+        if value is None or value.type != "identifier":
+            continue
+        name = text_of(value)
+        decl = unit.declarations_in_scope(statement).get(name)
+        if decl is not None and _is_call_to(_uncast(decl[1]), producers):
+            return True
+        for assignment in unit.nodes("assignment_expression"):
+            if function.start_byte <= assignment.start_byte < function.end_byte:
+                left = assignment.child_by_field_name("left")
+                right = _uncast(assignment.child_by_field_name("right"))
+                if left is not None and text_of(left) == name and _is_call_to(right, producers):
+                    return True
+    return False
+
+
+def _uncast(node: Any) -> Any:
+    node = unwrap(node)
+    while node is not None and node.type == "cast_expression":
+        node = unwrap(node.child_by_field_name("value"))
+    return node
+
+
+def _is_call_to(node: Any, names: frozenset[str]) -> bool:
+    return node is not None and node.type == "call_expression" and callee_name(node) in names
 
 
 def _returns_32bit(unit: CudaUnit, name: str) -> bool:
@@ -121,7 +222,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 call.end_byte,
                 {"func": name, "problem": f"compared with the 32-bit mask `{mask}`"},
             )
-    for name, call, target in narrow_stores(unit, BALLOTS):
+    for name, call, target in narrow_stores(unit, ballot_producers(unit)):
         yield Hit(
             call.start_byte,
             call.end_byte,

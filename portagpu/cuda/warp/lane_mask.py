@@ -22,7 +22,12 @@ from portagpu.cuda.warp.common import (
     is_partial_mask_32,
     macro_is_full_mask_32,
 )
-from portagpu.cuda.warp.macro_roles import MASK, macro_parameters_at, macro_roles
+from portagpu.cuda.warp.macro_roles import (
+    MASK,
+    macro_parameters_at,
+    macro_roles,
+    parameter_passed_as,
+)
 
 REPLACEMENT = "~0ull"
 ANY_SYNC = "__*_sync"
@@ -64,25 +69,13 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         ident = text_of(mask)
         if unit.in_macros and ident in macro_parameters_at(unit, call.start_byte):
             continue  # the mask a call site passes (found there)
-        decl = _declaration(unit, call, ident)
-        if decl is not None and decl[1] is not None:
-            init = unwrap(decl[1])
-            value = is_full_mask_32(init)
-            if value and init.start_byte not in reported:
-                reported.add(init.start_byte)
-                yield Hit(
-                    init.start_byte,
-                    init.end_byte,
-                    {"mask": f"{ident} = {value}", "func": name},
-                    replacement=_initializer_replacement(decl[0]),
-                )
-            continue
-        value = macro_is_full_mask_32(unit, ident)
-        if value and unit.macros[ident].start_byte not in reported:
-            reported.add(unit.macros[ident].start_byte)
-            hit = _macro_hit(unit.macros[ident], ident, value, name)
-            if hit is not None:
-                yield hit
+        hit = _named_mask(unit, call, ident, name, reported)
+        if hit is not None:
+            yield hit
+    for parameter in unit.nodes("optional_parameter_declaration"):
+        hit = _default_mask(unit, parameter, reported)
+        if hit is not None:
+            yield hit
 
     for ident, node in [] if unit.in_macros else unit.macros.items():
         if not MASK_NAME.match(ident) or node.start_byte in reported or _used_here(unit, ident):
@@ -110,6 +103,59 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
                 )
 
 
+def _named_mask(unit: CudaUnit, at, ident: str, func: str, reported: set[int]) -> Hit | None:
+    """The definition of `ident` as seen from node `at` (a variable's
+    initializer or a #define) if it holds a 32-bit full mask not yet reported."""
+    decl = _declaration(unit, at, ident)
+    if decl is not None and decl[1] is not None:
+        init = unwrap(decl[1])
+        value = is_full_mask_32(init)
+        if value and init.start_byte not in reported:
+            reported.add(init.start_byte)
+            return Hit(
+                init.start_byte,
+                init.end_byte,
+                {"mask": f"{ident} = {value}", "func": func},
+                replacement=_initializer_replacement(decl[0]),
+            )
+        return None
+    value = macro_is_full_mask_32(unit, ident)
+    if value and unit.macros[ident].start_byte not in reported:
+        reported.add(unit.macros[ident].start_byte)
+        return _macro_hit(unit.macros[ident], ident, value, func)
+    return None
+
+
+def _default_mask(unit: CudaUnit, parameter, reported: set[int]) -> Hit | None:
+    """A parameter whose default is a 32-bit mask (`unsigned m = 0xffffffff`,
+    or a constant or macro holding one: `unsigned m = FULL_MASK`) handed on as
+    a *_sync call's mask in its function (macro_roles, as PG508 reads a default
+    width): the mask is defined there, so it is reported there."""
+    declarator = parameter.child_by_field_name("declarator")
+    default = unwrap(parameter.child_by_field_name("default_value"))
+    if declarator is None or default is None or declarator.type != "identifier":
+        return None
+    literal = is_full_mask_32(default) or is_partial_mask_32(default)
+    if not literal and default.type != "identifier":
+        return None
+    name = text_of(declarator)
+    func = parameter_passed_as(unit, parameter, name, MASK)
+    if not func:
+        return None
+    if not literal:
+        return _named_mask(unit, parameter, text_of(default), func, reported)
+    if default.start_byte in reported:
+        return None
+    reported.add(default.start_byte)
+    full = is_full_mask_32(default) is not None  # a partial mask has no 1:1 edit
+    return Hit(
+        default.start_byte,
+        default.end_byte,
+        {"mask": f"{name} = {literal}", "func": func},
+        replacement=_initializer_replacement(parameter) if full else None,
+    )
+
+
 def _declaration(unit: CudaUnit, call, ident: str):
     """(declaration, initializer) of `ident` where `call` sees it; in a macro
     body, also the file's own file-scope declarations."""
@@ -123,7 +169,11 @@ def _initializer_replacement(decl) -> str | None:
     """`~0ull` only where the variable can hold it: in `unsigned m = 0xffffffff`
     it would be cut back to 32 bits, so that edit (one span) fixes nothing;
     the declaration's type must change too (hipify's fixer widens it)."""
-    if decl is not None and decl.type == "declaration" and is_32bit_declaration(decl):
+    if (
+        decl is not None
+        and decl.type in ("declaration", "optional_parameter_declaration")
+        and is_32bit_declaration(decl)
+    ):
         return None
     return REPLACEMENT
 

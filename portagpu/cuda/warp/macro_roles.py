@@ -74,6 +74,26 @@ def call_roles(unit: CudaUnit, call: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def parameter_passed_as(unit: CudaUnit, parameter: Any, name: str, role: str) -> str:
+    """The warp call (or macro) to which a parameter (`template <int width = 32>`,
+    `unsigned m = FULL_MASK`) is handed on in its function as the `role`
+    argument, or "". Calls in HIP-guarded code do not count."""
+    scope = parameter.parent
+    while scope is not None and scope.type not in ("template_declaration", "function_definition"):
+        scope = scope.parent
+    if scope is None:
+        return ""
+    for call in unit.nodes("call_expression"):
+        if scope.start_byte <= call.start_byte < scope.end_byte and not unit.is_guarded(
+            call.start_byte
+        ):
+            for found, arg in call_roles(unit, call):
+                arg = unwrap(arg)
+                if found == role and arg.type == "identifier" and text_of(arg) == name:
+                    return callee_name(call) or text_of(call.child_by_field_name("function"))
+    return ""
+
+
 def macro_roles(unit: CudaUnit) -> dict[str, dict[str, int]]:
     """Function-like macro name -> {role: parameter position} (see above),
     computed once per source file."""

@@ -21,10 +21,9 @@ from portagpu.cuda.unit import (
     declared_names,
     eval_constant_text,
     strip_comments,
-    unwrap,
 )
 from portagpu.cuda.warp.common import Options
-from portagpu.cuda.warp.macro_roles import WIDTH, call_roles
+from portagpu.cuda.warp.macro_roles import WIDTH, parameter_passed_as
 from portagpu.cuda.warp.shuffle_loop import halved_width_loops
 
 DEFAULT_NAMES = (
@@ -68,7 +67,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             continue
         if pattern.match(text_of(name)) or (
             node.type == "optional_parameter_declaration"
-            and _shuffle_width(unit, node, text_of(name))
+            and parameter_passed_as(unit, node, text_of(name), WIDTH)
         ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
 
@@ -88,24 +87,6 @@ def _halved_widths(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:
             continue
         seen.add(decl.start_byte)
         yield Hit(decl.start_byte, decl.end_byte, {"name": name})
-
-
-def _shuffle_width(unit: CudaUnit, parameter, name: str) -> bool:
-    """Is a parameter defaulting to 32 (`template <int width = 32>`, whatever its
-    name) passed on as a shuffle's width in its function, directly or through a
-    function-like macro (`REDUCE(mask, v, width)`)? Then it is the warp width."""
-    scope = parameter.parent
-    while scope is not None and scope.type not in ("template_declaration", "function_definition"):
-        scope = scope.parent
-    if scope is None:
-        return False
-    for call in unit.nodes("call_expression"):
-        if scope.start_byte <= call.start_byte < scope.end_byte:
-            for role, arg in call_roles(unit, call):
-                arg = unwrap(arg)
-                if role == WIDTH and arg.type == "identifier" and text_of(arg) == name:
-                    return True
-    return False
 
 
 _MIN = frozenset({"min", "std::min", "::min", "cuda::std::min"})
