@@ -496,8 +496,13 @@ def _word_pattern(word: str) -> re.Pattern[str]:
 
 
 def _caught(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
+    """What the handlers recover from. A handler whose body only raises
+    (`except ImportError: raise ImportError("pip install ...")`) recovers from
+    nothing: the code it wraps is required, not optional."""
     names: set[str] = set()
     for handler in handlers:
+        if all(isinstance(stmt, ast.Raise) for stmt in handler.body):
+            continue
         kind = handler.type
         types = kind.elts if isinstance(kind, ast.Tuple) else [kind]
         for item in types:

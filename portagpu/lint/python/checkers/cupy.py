@@ -22,6 +22,8 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
     modules = rule.options.get("modules", {})
     if ctx.catches("ImportError", "ModuleNotFoundError"):
         return  # an optional import probed under try/except ImportError
+    if isinstance(node, ast.Attribute) and rule.options.get("imports_only"):
+        return  # the import is what breaks; its uses add nothing (PG311)
     if isinstance(node, ast.Attribute):
         qual = ctx.qualify(node)
         if qual is None or qual not in modules:
