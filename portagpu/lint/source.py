@@ -61,11 +61,12 @@ def is_notebook(path: str | PurePath) -> bool:
 
 # Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
 # writes (device code behind a project's own qualifier macro, `MY_DEVICE`, still
-# says __syncthreads, blockIdx or __CUDA_ARCH__). A plain C++ header has none;
-# each is one fast substring search.
+# says __syncthreads or blockIdx). A plain C++ header has none; each is one fast
+# substring search. Not `__CUDA_ARCH__`: host/device portability headers
+# (torch's c10 macros, fxdiv.h) test it around code with a plain C++ fallback.
 CUDA_HEADER_MARKERS = (
     b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/",
-    b"__syncthreads", b"blockIdx", b"__CUDA_ARCH__",
+    b"__syncthreads", b"blockIdx",
 )
 
 

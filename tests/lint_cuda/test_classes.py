@@ -63,6 +63,8 @@ def test_header_language_is_decided_by_content():
     # device code behind a project's own qualifier macro
     assert header_language(b"LIB_DEVICE void f(int* s) { s[0] = 1; __syncthreads(); }") == "cuda"
     assert header_language(b"#pragma once\nint add(int a, int b);\n") is None
+    # a host/device portability header: __CUDA_ARCH__ alone, around a C++ fallback
+    assert header_language(b"#ifdef __CUDA_ARCH__\n#define CLZ __clz\n#else\n#define CLZ __builtin_clz\n#endif\n") is None
     # a GPU toolkit's own header (installed or vendored) is not project code
     notice = b"/* NOTICE TO LICENSEE: ... (\"Licensed Deliverables\") ... */\n"
     assert header_language(notice + b"__device__ int f();") is None
