@@ -155,6 +155,13 @@ def _is_knob(qual: str) -> bool:
     return rest.split(".", 1)[0] not in _BACKEND_PROBES
 
 
+def names_gpu_option(name: str) -> bool:
+    """`gpus`, `n_gpu`, `use_cuda`, `cuda`: a name for a GPU count or a CUDA
+    switch (not `cuda_graphs`, `is_cuda_available`'s helpers named otherwise)."""
+    words = _words(name)
+    return _device_presence(name) or (bool(words) and words[-1] == "cuda")
+
+
 def _names_tool_presence(name: str) -> bool:
     """`nvidia_smi_path`, `have_nvml`, `nvml_ok`: a name for the NVIDIA tool
     itself, whose test asks whether the tool is installed, not which GPU runs

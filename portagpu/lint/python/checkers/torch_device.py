@@ -419,11 +419,24 @@ def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
     )
 
 
+def _gpu_option(test: ast.AST) -> bool:
+    """The test reads a name for the GPU option itself (`opt.gpus`, `n_gpu`,
+    `args.cuda`, `use_cuda`): the user picks CUDA or the CPU."""
+    for sub in ast.walk(test):
+        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else None
+        if name and guards.names_gpu_option(name):
+            return True
+    return False
+
+
 @checker("cuda_or_cpu_choice", ast.IfExp, ast.If)
 def cuda_or_cpu_choice(node: ast.IfExp | ast.If, ctx: Context, rule: Rule) -> None:
     """`"cuda" if torch.cuda.is_available() else "cpu"`: never picks MPS (also
-    through a flag: `cuda = torch.cuda.is_available()` ... `if cuda`)."""
-    if not _is_cuda_available(ctx, node.test):
+    through a flag: `cuda = torch.cuda.is_available()` ... `if cuda`, or a
+    user's GPU option: `if opt.gpus[0] >= 0:`, `if args.use_cuda:`): a choice
+    whose two sides are exactly CUDA and the CPU leaves Apple GPUs out. Other
+    tests (`if backend == "nccl":`, a feature flag) choose for other reasons."""
+    if not (_is_cuda_available(ctx, node.test) or _gpu_option(node.test)):
         return
     if isinstance(node, ast.IfExp):
         chosen = (_device_literal(ctx, node.body), _device_literal(ctx, node.orelse))
