@@ -106,7 +106,7 @@ def _ballot_definitions(unit: CudaUnit) -> dict[str, bool]:
         producers = BALLOTS | {name for name, wraps in wrappers.items() if wraps}
         for name, bodies in functions.items():
             if not wrappers[name] and any(
-                any(name.encode() in body.text for name in producers)  # cheap test first
+                any(producer.encode() in body.text for producer in producers)  # cheap test first
                 and _returns_value_of(unit, body, returns, producers)
                 for body in bodies
             ):
@@ -191,12 +191,12 @@ def ballot_value(unit: CudaUnit, node: Any) -> str | None:
     node = unwrap(node)
     if node is None:
         return None
-    if node.type == "call_expression" and callee_name(node) in BALLOTS:
+    if _is_call_to(node, BALLOTS):
         return callee_name(node)
     if node.type == "identifier":
         decl = unit.declarations_in_scope(node).get(text_of(node))
         init = unwrap(decl[1]) if decl and decl[1] is not None else None
-        if init is not None and init.type == "call_expression" and callee_name(init) in BALLOTS:
+        if _is_call_to(init, BALLOTS):
             return callee_name(init)
     return None
 

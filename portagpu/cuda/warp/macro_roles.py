@@ -63,15 +63,20 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def _roles_with(call: Any, table: dict[str, dict[str, int]]) -> list[tuple[str, Any]]:
+    """A call's builtin roles, plus those a macro of `table` gives its arguments."""
+    out = _builtin_roles(call)
+    passed_on = table.get(callee_name(call))
+    if passed_on:
+        args = call_args(call)
+        out += [(role, args[at]) for role, at in passed_on.items() if at < len(args)]
+    return out
+
+
 def call_roles(unit: CudaUnit, call: Any) -> list[tuple[str, Any]]:
     """(role, argument) for each argument of `call` that reaches a warp
     function as its lane mask, offset or width."""
-    roles = macro_roles(unit).get(callee_name(call))
-    out = _builtin_roles(call)
-    if roles:
-        args = call_args(call)
-        out += [(role, args[at]) for role, at in roles.items() if at < len(args)]
-    return out
+    return _roles_with(call, macro_roles(unit))
 
 
 def parameter_passed_as(unit: CudaUnit, parameter: Any, name: str, role: str) -> str:
@@ -147,12 +152,7 @@ def _compute(origin: CudaUnit) -> dict[str, dict[str, int]]:
         changed = False
         for index, call in calls:
             name, _, _, params = bodies[index]
-            found = _builtin_roles(call)
-            passed_on = roles.get(callee_name(call))
-            if passed_on:
-                args = call_args(call)
-                found += [(role, args[at]) for role, at in passed_on.items() if at < len(args)]
-            for role, arg in found:
+            for role, arg in _roles_with(call, roles):
                 arg = unwrap(arg)
                 if arg is None or arg.type != "identifier" or text_of(arg) not in params:
                     continue

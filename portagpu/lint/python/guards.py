@@ -196,6 +196,12 @@ def _device_presence(name: str) -> bool:
     )
 
 
+def _probed_name(call: ast.Call) -> str:
+    """The attribute name `hasattr(obj, "name")` asks about ("" if not a literal)."""
+    name = call.args[1] if len(call.args) == 2 else None
+    return name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else ""
+
+
 def _probes_an_api(call: ast.Call, qualify) -> bool:
     """`hasattr(torch, "accelerator")`, `hasattr(F, "scaled_dot_product_attention")`:
     an imported module or one of its objects is probed; `hasattr(x,
@@ -204,21 +210,15 @@ def _probes_an_api(call: ast.Call, qualify) -> bool:
     nothing of the device."""
     if not call.args:
         return False
-    name = call.args[1] if len(call.args) == 2 else None
-    text = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else ""
-    return (text.startswith("__") and text.endswith("__")) or qualify(call.args[0]) is not None
+    name = _probed_name(call)
+    return (name.startswith("__") and name.endswith("__")) or qualify(call.args[0]) is not None
 
 
 def _private_attribute_probe(call: ast.Call) -> bool:
     """`hasattr(fn, "_buffer")`: a lazily built cache, not an API probe
     (a dunder such as `__dlpack__` is a protocol, and is one)."""
-    name = call.args[1] if len(call.args) == 2 else None
-    return (
-        isinstance(name, ast.Constant)
-        and isinstance(name.value, str)
-        and name.value.startswith("_")
-        and not name.value.endswith("__")  # `__dlpack__`, `__cuda_array_interface__`: protocols
-    )
+    name = _probed_name(call)
+    return name.startswith("_") and not name.endswith("__")
 
 
 def test_cover(
@@ -465,7 +465,7 @@ def path_cover(path: str) -> frozenset[str]:
             return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
     cover = _dispatch_stem_cover(stem)
     # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
-    if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not _has_other_side(path, stem):
+    if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not sibling_has_other_side(path):
         return NONE
     return cover
 
@@ -478,32 +478,26 @@ _OTHER_SIDES = frozenset(
 )
 
 
-def names_other_side(name: str) -> bool:
-    """`CpuTracker`, `forward_rocm`, `mps_impl`: named for a dispatch's other side."""
-    words = _words(name)
+def _other_side_words(words: Iterable[str]) -> bool:
     return any(w in _OTHER_SIDES or w.startswith(_AMD_PREFIXES) for w in words)
 
 
+def names_other_side(name: str) -> bool:
+    """`CpuTracker`, `forward_rocm`, `mps_impl`: named for a dispatch's other side."""
+    return _other_side_words(_words(name))
+
+
 def sibling_has_other_side(path: str) -> bool:
-    """A file or folder beside `path` is named for another side of a dispatch."""
-    name = re.split(r"[\\/]", path)[-1]
-    return _has_other_side(path, name.rsplit(".", 1)[0])
-
-
-def _has_other_side(path: str, stem: str) -> bool:
-    """Whether a sibling file or folder names another side of a dispatch.
-    A folder that cannot be listed (code linted from a string) counts as
-    having one, as before this check existed."""
+    """Whether a file or folder beside `path` names another side of a
+    dispatch (words its own name shares do not count). A folder that cannot
+    be listed (code linted from a string) counts as having one, as before
+    this check existed."""
     try:
         # listed each time (asked only of files and classes named just for CUDA):
         # a cache would go stale in a process that lints a changing tree
         names = os.listdir(os.path.dirname(os.path.abspath(path)))
     except OSError:
         return True
-    own = set(_words(stem))
-    for name in names:
-        words = set(_words(name.rsplit(".", 1)[0])) - own
-        if words & _OTHER_SIDES or any(w.startswith(_AMD_PREFIXES) for w in words):
-            return True
-    return False
+    own = set(_words(os.path.basename(path).rsplit(".", 1)[0]))
+    return any(_other_side_words(set(_words(name.rsplit(".", 1)[0])) - own) for name in names)
 
