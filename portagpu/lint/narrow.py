@@ -5,35 +5,42 @@ Parsing (`ast`) is about half of a cold run, and in GPU-heavy files about a
 third of the text sits in top-level `def`/`class` blocks that contain none of
 the rules' tokens. Such a block is replaced by blank lines, so every other
 line keeps its number and columns: findings, fixes and suppressions need no
-translation. A block is kept if it mentions any token, or any name that a
-token line binds (`from torch.cuda import synchronize`, `DEV = "cuda"`), so
-aliases defined elsewhere still resolve; so is a block that calls a top-level
-helper mentioning a token. Boundaries come from a scan that
-skips triple-quoted strings; if the narrowed text does not parse, the engine
-parses the whole file instead (a syntax error keeps its real position)."""
+translation. A block is kept if it mentions any token outside a comment, or
+uses (as a whole identifier) any name that a token line binds (`from
+torch.cuda import synchronize`, `DEV = "cuda"`), so aliases defined elsewhere
+still resolve; so is a block that calls a top-level helper mentioning a
+token. The methods of a kept class (and of the classes it nests) are
+narrowed the same way, and so are long top-level list/dict displays (data
+tables: no checker reads one through its name). Boundaries come from a scan
+that skips triple-quoted strings; if the narrowed text does not parse, the
+engine parses the whole file instead (a syntax error keeps its real position)."""
 
 from __future__ import annotations
 
 import bisect
+import keyword
 import re
 from collections.abc import Iterable
 
 from portagpu.lint import tokenlines
 
-# triple-quoted strings: a column-0 `def` inside a docstring is not code.
-# (Single-quoted strings cannot span lines without a backslash.) A stray
-# triple quote in a comment can only merge blocks, which is safe, or split
-# one, which the parse check after narrowing catches.
-_TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
+# triple-quoted strings (_string_interiors): a column-0 `def` inside a
+# docstring is not code. (Single-quoted strings cannot span lines without a
+# backslash.) A triple quote misread can only merge blocks, which is safe, or
+# split one, which the parse check after narrowing catches.
 _BLOCK_START = re.compile(r"(?:@|def[ \t(]|class[ \t(:]|async[ \t]+def[ \t])")
 _FROM_IMPORT = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)?|[^\n;#]*)")
 _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)")
 _ASSIGN = re.compile(r"[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+_TABLE = re.compile(r"(?:[\w.]+\.)?\w+[ \t]*(?::[^=\n]*)?=[ \t]*[\[{]")  # NAME = [  /  NAME: T = {
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DEF_NAME = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
 MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
 HELPER_LINES = 20  # a def this short that mentions a token is a helper whose callers matter
+DATA_LINES = 20  # a list/dict display this long is a data table (`_is_table`)
 
 
 def _lines_with(index: tokenlines.TokenLines, tokens: Iterable[str]) -> set[int]:
@@ -74,34 +81,100 @@ def bound_names(
     return {n for n in names if _NAME.fullmatch(n) and n != "_"}
 
 
+def _word_lines(index: tokenlines.TokenLines, names: Iterable[str]) -> set[int]:
+    """Lines where one of `names` stands as a whole identifier."""
+    text, starts, end_of_text = index.text, index.starts, len(index.text)
+    found: set[int] = set()
+    for name in names:
+        size = len(name)
+        for line in index.of(name):
+            if line in found:
+                continue
+            stop = starts[line] if line < len(starts) else end_of_text
+            at = text.find(name, starts[line - 1], stop)
+            while at >= 0:
+                if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[at + size : at + size + 1] not in _WORD_CHARS:
+                    found.add(line)
+                    break
+                at = text.find(name, at + size, stop)
+    return found
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip(" \t").startswith("#")
+
+
 def _triple_quotes(text: str) -> list[tuple[int, str]]:
-    """(offset, quote) of each triple quote, as `_TRIPLE_QUOTE.finditer` finds
-    them: the two kinds share no character, so each kind's own left-to-right
-    scan is the regex's, and `str.find` is ~5x faster than the regex here."""
+    """(offset, quote) of each triple quote that no backslash escapes, in
+    order. An escaped quote moves the search on by one character, so the
+    close of `f\"\"\"#include \\"{name}.h\\"\"\"\"` is its last three quotes.
+    Each kind's own `str.find` scan (~5x faster than a regex here)."""
     found = []
     for quote in ('"""', "'''"):
         at = text.find(quote)
         while at >= 0:
+            if _escaped(text, at):
+                at = text.find(quote, at + 1)
+                continue
             found.append((at, quote))
             at = text.find(quote, at + 3)
     found.sort()
     return found
 
 
+def _escaped(text: str, at: int) -> bool:
+    """Whether an odd run of backslashes ends just before `at` (two
+    backslashes are one escaped backslash: the quote after them is real)."""
+    start = at
+    while start and text[start - 1] == "\\":
+        start -= 1
+    return (at - start) % 2 == 1
+
+
+def _opens_nothing(text: str, at: int, since: int) -> bool:
+    """A triple quote at `at` that sits in a comment or in a one-line string
+    (`.replace('\"\"\"', ...)`) opens no string. Its line is read from its
+    start, or from where the last multi-line string closed on it (`since`),
+    with the quotes, escapes and `#` of Python's own tokenizer."""
+    start = max(text.rfind("\n", 0, at) + 1, since)
+    prefix = text[start:at]
+    if "'" not in prefix and '"' not in prefix and "#" not in prefix:
+        return False  # the common case: a docstring's or an assignment's quote
+    quote, i, size = "", 0, len(prefix)
+    while i < size:
+        char = prefix[i]
+        if quote:
+            if char == "\\":
+                i += 2
+                continue
+            if prefix.startswith(quote, i):
+                i, quote = i + len(quote), ""
+                continue
+        elif char == "#":
+            return True
+        elif char in "'\"":
+            quote = prefix[i : i + 3] if prefix.startswith(char * 3, i) else char
+            i += len(quote)
+            continue
+        i += 1
+    return bool(quote)
+
+
 def _string_interiors(text: str, starts: list[int]) -> set[int]:
     """1-based lines that begin inside a multi-line (triple-quoted) string:
     triple quotes paired in order, the other kind ignored inside one."""
     inside: set[int] = set()
-    opened_at, quote = -1, ""
+    opened_at, quote, closed_at = -1, "", 0
     for at, found in _triple_quotes(text):
         if not quote:
-            opened_at, quote = at, found
-        elif found == quote and text[at - 1] != "\\":
+            if at >= closed_at and not _opens_nothing(text, at, closed_at):
+                opened_at, quote = at, found
+        elif found == quote:
             first = bisect.bisect_right(starts, opened_at)
             last = bisect.bisect_right(starts, at)
             if last > first:
                 inside.update(range(first + 1, last + 1))
-            quote = ""
+            quote, closed_at = "", at + 3
     return inside
 
 
@@ -137,7 +210,8 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         heads.append(number)
     if not heads:
         return None
-    token_lines = _lines_with(index, tokens)
+    # a token in a comment-only line cannot reach a checker (they read the tree)
+    token_lines = {n for n in _lines_with(index, tokens) if not _is_comment(lines[n - 1])}
     names = bound_names(text, tokens, starts, token_lines)
     # a multi-line top-level assignment (CONFIGS = [\n triton.Config(..., num_warps=8),\n])
     # binds its name even though the token sits on a later line
@@ -151,8 +225,16 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
                 m = _DEF_NAME.match(head_line)
             if m:
                 names.add(m.group(1))
-    names_minimal = tokenlines.minimal(n for n in names if not any(t in n for t in tokens))
-    relevant = sorted(token_lines | _lines_with(index, names_minimal))
+    # a name is used where it stands as a whole identifier (`dense` is not
+    # used by `bsr_dense_addmm`), and not by a comment
+    relevant = sorted(
+        token_lines
+        | {
+            n
+            for n in _word_lines(index, (n for n in names if not any(t in n for t in tokens)))
+            if not _is_comment(lines[n - 1])
+        }
+    )
     blank: list[tuple[int, int, str]] = []
     for head, stop, irrelevant in _blocks(heads, lines, relevant, len(lines) + 1):
         if irrelevant:
@@ -177,35 +259,69 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
 
 def _blocks(heads: list[int], lines: list[str], relevant: list[int], end: int):
     """(head, stop, irrelevant) for each def/class among statement heads at
-    one indentation; decorators belong to the definition after them."""
+    one indentation (decorators belong to the definition after them) and for
+    each top-level data table (`_is_table`)."""
     index = 0
     while index < len(heads):
         head = heads[index]
         if not _BLOCK_START.match(lines[head - 1].lstrip(" \t")):
+            stop = heads[index + 1] if index + 1 < len(heads) else end
+            if stop - head >= DATA_LINES and _is_table(lines[head - 1]):
+                yield head, stop, _irrelevant(relevant, head, stop)
             index += 1
             continue
         end_index = index
         while end_index + 1 < len(heads) and lines[heads[end_index] - 1].lstrip(" \t").startswith("@"):
             end_index += 1
         stop = heads[end_index + 1] if end_index + 1 < len(heads) else end
-        first = bisect.bisect_left(relevant, head)
-        yield head, stop, first == len(relevant) or relevant[first] >= stop
+        yield head, stop, _irrelevant(relevant, head, stop)
         index = end_index + 1
 
 
-_CLASS_LINE = re.compile(r"class[ \t]+\w+[ \t]*(?:\([^()\n]*\))?[ \t]*:[ \t]*(?:#[^\n]*)?\r?\n?$")
+def _irrelevant(relevant: list[int], head: int, stop: int) -> bool:
+    first = bisect.bisect_left(relevant, head)
+    return first == len(relevant) or relevant[first] >= stop
+
+
+def _is_table(line: str) -> bool:
+    """A column-0 `NAME = [` / `NAME: T = {` (not `else: x = [`): a list,
+    dict or set display. Nothing reads such a value through its name (the
+    embedded-source resolver follows names to strings, the Python checkers to
+    constants), so one that holds no token and no bound name can go."""
+    first = _NAME.match(line)
+    return first is not None and not keyword.iskeyword(first.group()) and _TABLE.match(line) is not None
+
+
+_CLASS_START = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*[(:]")
+HEADER_LINES = 30  # a class header longer than this (its bases spread out) is left alone
+
+
+def _class_header_end(lines: list[str], class_line: int, stop: int) -> int | None:
+    """The line ending a class header, `class X(A, B):` on one line or its
+    bases over several; None when the line starts no class or its body
+    shares the header's line (`class X: pass`)."""
+    if not _CLASS_START.match(lines[class_line - 1]):
+        return None
+    depth = 0
+    for number in range(class_line, min(stop, class_line + HEADER_LINES)):
+        code = lines[number - 1].split("#", 1)[0]
+        depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
+        if depth <= 0:
+            return number if code.rstrip().endswith(":") else None
+    return None
 
 
 def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], relevant: list[int]):
-    """Blocks to blank inside a top-level class with a one-line header: its
-    methods that mention nothing relevant."""
-    class_line = next((n for n in range(head, stop) if not lines[n - 1].startswith("@")), None)
-    if class_line is None or not _CLASS_LINE.match(lines[class_line - 1]):
+    """Blocks to blank inside a class with a one-line header: its methods
+    that mention nothing relevant, and so on in the classes it nests."""
+    class_line = next((n for n in range(head, stop) if not lines[n - 1].lstrip(" \t").startswith("@")), None)
+    header_end = _class_header_end(lines, class_line, stop) if class_line is not None else None
+    if header_end is None:
         return []
     indent = None
     deeper = ()  # indent + " ", indent + "\t": a line deeper than the methods' heads
     heads = []
-    for number in range(class_line + 1, stop):
+    for number in range(header_end + 1, stop):
         line = lines[number - 1]
         if line.startswith(deeper):
             continue  # neither a head nor a dedent, whatever else holds
@@ -226,4 +342,10 @@ def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], rel
             return []  # inconsistent indentation: leave this class alone
     if indent is None:
         return []
-    return [(a, b, indent) for a, b, irrelevant in _blocks(heads, lines, relevant, stop) if irrelevant]
+    blank = []
+    for a, b, irrelevant in _blocks(heads, lines, relevant, stop):
+        if irrelevant:
+            blank.append((a, b, indent))
+        else:
+            blank.extend(_method_blanks(lines, a, b, inside, relevant))
+    return blank

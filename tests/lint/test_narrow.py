@@ -151,6 +151,95 @@ def test_a_multiline_assignment_binds_its_name():
     assert out is not None and "def kernel" in out and "@triton.autotune" in out and "def filler" not in out
 
 
+def test_a_name_counts_where_it_stands_as_a_whole_identifier():
+    """`dense` bound on a token line is not used by `bsr_dense_addmm` nor by
+    `_dense_cache`; a block that spells `dense` itself is kept."""
+    source = (
+        "import torch\n"
+        "dense = torch.ones(4, device='cuda')\n"
+        "def uses():\n    return dense + 1\n"
+        "def op_name():\n    return 'bsr_dense_addmm', _dense_cache\n"
+    ) + "def filler():\n    pass\n" * 5
+    out = narrow(source, ["cuda"])
+    assert out is not None and "def uses" in out and "def op_name" not in out
+
+
+def test_a_token_in_a_comment_keeps_no_block():
+    source = (
+        "import torch\n"
+        "def documented():\n    # moved to cuda by the caller\n    return 1\n"
+        "def real():\n    return torch.cuda.device_count()  # cuda\n"
+    ) + "def filler():\n    pass\n" * 5
+    out = narrow(source, ["cuda"])
+    assert out is not None and "def documented" not in out and "def real" in out
+
+
+def _table(name: str, rows: int, row: str = "    (1, 2, 3): (4, 8),\n") -> str:
+    return f"{name} = {{\n    # legend: num_warps per shape, tuned on cuda\n" + row * rows + "}\n"
+
+
+def test_a_long_data_table_without_tokens_is_blanked_and_the_rest_parses():
+    import ast
+
+    source = "import torch\n" + _table("TUNED", 30) + "def pick():\n    return TUNED.get((1, 2, 3), torch.cuda)\n"
+    out = narrow(source, ["cuda", "num_warps"])
+    assert out is not None and out.count("\n") == source.count("\n")
+    ast.parse(out)
+    assert "TUNED = {" not in out and "def pick" in out
+
+
+def test_tables_that_may_matter_are_kept():
+    """A table holding a token, a short one, and a string (a kernel source or
+    template may be read through its name) stay whatever their length."""
+    holding = _table("WARPS", 30, row="    (1, 2): dict(num_warps=32),\n")
+    short = _table("SMALL", 5)
+    source_text = "SRC = (\n" + "    'x = a + b;'\n" * 30 + ")\n"
+    source = "import torch\n" + holding + short + source_text + "def f():\n    pass\n" * 20
+    out = narrow(source, ["num_warps"])
+    assert out is not None and "WARPS = {" in out and "SMALL = {" in out and "SRC = (" in out
+
+
+def test_methods_of_nested_classes_and_classes_with_long_headers_are_narrowed():
+    import ast
+
+    source = (
+        "import torch\n"
+        "class Outer:\n"
+        "    class Inner(\n        Base,\n        metaclass=Meta,\n    ):\n"
+        "        def unrelated(self):\n            return 1\n"
+        "        def sync(self):\n            torch.cuda.synchronize()\n"
+    ) + "def filler():\n    pass\n" * 5
+    out = narrow(source, ["cuda"])
+    assert out is not None
+    ast.parse(out)
+    assert "def unrelated" not in out and "def sync" in out and "metaclass=Meta," in out
+
+
+def test_triple_quotes_in_one_line_strings_and_comments_open_nothing():
+    """`.replace('\"\"\"', ...)`, a `#` comment quoting one and an escaped
+    quote before a closing triple quote open no string: the class after them
+    is still code, so its irrelevant method is blanked and the text parses."""
+    import ast
+
+    quote = '"' * 3
+    source = (
+        "import torch\n"
+        "class Writer:\n"
+        f"    def escape(self, s):\n        return s.replace('{quote}', '')\n"
+        "    def sync(self):\n        torch.cuda.synchronize()\n"
+        f'    def header(self, name):  # {quote}\n        return f{quote}#include \\"{{name}}.h\\"{quote}\n'
+        f"class Reader:\n    {quote}\n    Doc.\n    {quote}\n"
+        "    def unrelated(self):\n        return 1\n"
+        "    def device(self):\n        return torch.cuda.current_device()\n"
+    ) + "def filler():\n    pass\n" * 5
+    ast.parse(source)
+    out = narrow(source, ["cuda"])
+    assert out is not None
+    ast.parse(out)
+    assert "def unrelated" not in out and "def escape" not in out and "def header" not in out
+    assert "def sync" in out and "def device" in out and "class Reader" in out
+
+
 def test_catalogue_examples_agree_with_and_without_narrowing(monkeypatch):
     """Every rule's examples, narrowed as far as possible: same findings as a
     full parse. A rule that reaches outside the blocks it has tokens in
@@ -189,8 +278,45 @@ _PIECES = ['"""', "'''", '"', "'", "\\", "\n", "\r\n", "\r", " ", "\t", "\x0c", 
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 @settings(max_examples=400, deadline=None)
 def test_fast_scans_find_what_the_regexes_find(pieces):
-    from portagpu.lint.narrow import _HEAD, _TRIPLE_QUOTE, _head_offsets, _triple_quotes
+    from portagpu.lint.narrow import _HEAD, _head_offsets
 
     text = "".join(pieces)
-    assert _triple_quotes(text) == [(m.start(), m.group()) for m in _TRIPLE_QUOTE.finditer(text)]
     assert _head_offsets(text) == [m.start() for m in _HEAD.finditer(text)]
+
+
+def _literal(value: str, kind: str) -> str:
+    """`value` as a Python string literal of one kind; a triple-quoted one
+    escapes its quotes, so a value ending in a quote closes as `\\\"\"\"\"`."""
+    if kind == "repr":
+        return repr(value)
+    quote = kind[0]
+    body = value.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return f"{kind}{body}{kind}"
+
+
+_VALUES = st.text(alphabet=list("a #\"'\\\n"), max_size=10)
+_STATEMENT = st.one_of(
+    st.builds(lambda v, k: f"x = {_literal(v, k)}", _VALUES, st.sampled_from(['"""', "'''", "repr"])),
+    st.builds(lambda v, k, w: f"f({_literal(v, k)}, {_literal(w, 'repr')})", _VALUES, st.sampled_from(['"""', "'''"]), _VALUES),
+    st.builds(lambda v: "# " + v.replace("\n", " "), _VALUES),
+)
+
+
+@given(st.lists(_STATEMENT, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_string_interiors_are_the_tokenizers(statements):
+    """Lines inside multi-line strings, as Python's tokenizer reads them, for
+    literals of every kind: one-line strings holding a triple quote, comments
+    holding one, escaped quotes before a closing triple quote."""
+    import io
+    import tokenize
+
+    from portagpu.lint import tokenlines
+    from portagpu.lint.narrow import _string_interiors
+
+    text = "".join(s + "\n" for s in statements)
+    expected: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+            expected.update(range(token.start[0] + 1, token.end[0] + 1))
+    assert _string_interiors(text, tokenlines.TokenLines(text).starts) == expected
