@@ -1,4 +1,5 @@
-"""Which files `portagpu lint PATHS` looks at: .py/.pyi for the Python side,
+"""Which files `portagpu lint PATHS` looks at: .py/.pyi for the Python side
+(a .pyi stub is counted, never checked: engine.py),
 .cu/.cuh for the CUDA side; .gitignore files and config `exclude` globs are
 respected; symlink loops and unreadable folders become PG9xx diagnostics."""
 

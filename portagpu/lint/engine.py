@@ -162,8 +162,10 @@ def lint_one(
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
-    from portagpu.lint.source import HEADER, header_language, language_of
+    from portagpu.lint.source import HEADER, header_language, is_stub, language_of
 
+    if is_stub(path):
+        return FileOutcome(path, [])
     config = config or LintConfig()
     rules = config.rules()
     language = language_of(path) or "python"
@@ -229,9 +231,18 @@ class _Run:
     def _file(self, item, runner: Runner) -> None:
         from portagpu.fileio import read_regular
         from portagpu.lint.cache import content_key
-        from portagpu.lint.source import HEADER, Undecodable, decode_source, header_language
+        from portagpu.lint.source import (
+            HEADER,
+            Undecodable,
+            decode_source,
+            header_language,
+            is_stub,
+        )
 
         result, cache = self.result, self.cache
+        if is_stub(item.path):  # declarations only: nothing in it runs, so nothing breaks
+            result.prescan_skipped += 1
+            return
         try:
             st = os.stat(item.path)
             key = cache.key_from_stat(item.real, st)

@@ -46,6 +46,12 @@ def language_of(path: str | PurePath) -> str | None:
     return language
 
 
+def is_stub(path: str | PurePath) -> bool:
+    """A type stub (.pyi): it declares types and runs nothing, so no idiom in
+    it can break on another vendor. Discovered (and counted), never checked."""
+    return str(path).lower().endswith(".pyi")
+
+
 def is_dependency_file(path: str | PurePath) -> bool:
     """pyproject.toml, requirements*.txt / constraints*.txt, or a .txt in a requirements/ folder."""
     parts = re.split(r"[\\/]", str(path).lower())

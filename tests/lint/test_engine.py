@@ -271,3 +271,19 @@ def test_token_match_and_only_files_are_checked_in_the_catalogue():
         parse_rule({**base, "token_match": "regex"}, family="f", language="python", source="s")
     with pytest.raises(ConfigError, match="for Python rules"):
         parse_rule({**base, "token_match": "word"}, family="f", language="cuda", source="s")
+
+
+def test_a_type_stub_is_counted_but_never_checked(toy, tmp_path):
+    """A .pyi declares types and runs nothing: no vendor idiom in it can break."""
+    (tmp_path / "api.pyi").write_text("def sync() -> None: ...\nx = cuda_sync()\n")
+    (tmp_path / "api.py").write_text("x = cuda_sync()\n")
+    result = lint_paths([tmp_path], toy(cache=False))
+    assert [Path(f.path).name for f in result.findings] == ["api.py"]
+    assert result.files == 2 and result.prescan_skipped == 1
+
+
+def test_an_editor_buffer_named_as_a_stub_is_not_checked(toy):
+    from portagpu.lint.engine import lint_one
+
+    assert lint_one("x = cuda_sync()\n", "api.pyi", toy(cache=False)).findings == []
+    assert lint_one("x = cuda_sync()\n", "api.py", toy(cache=False)).findings
