@@ -156,20 +156,29 @@ def blank_conditionals(data: bytes) -> bytes:
     return _CONDITIONAL_BYTES.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), data)
 
 
-def loose_error_bytes(root: Any) -> tuple[int, int | None]:
-    """Bytes of tokens tree-sitter could place in no construct (sitting loose
-    under ERROR nodes), and where the first such ERROR starts. Comments are not
-    code: a long comment block inside an ERROR must not make a file look broken."""
-    loose, first = 0, None
+def _loose_errors(root: Any) -> Iterator[tuple[Any, int]]:
+    """Each ERROR node holding tokens tree-sitter could place in no construct,
+    with the bytes of those tokens. Comments are not code: a long comment
+    block inside an ERROR must not make a file look broken."""
     for node in _error_nodes(root):
         if node.type != "ERROR":
             continue
-        for child in node.children:
-            if child.child_count == 0 and not child.is_missing and child.text and (
-                child.type != "comment"
-            ):
-                loose += len(child.text.strip())
-                first = node.start_byte if first is None else min(first, node.start_byte)
+        loose = sum(
+            len(child.text.strip())
+            for child in node.children
+            if child.child_count == 0 and not child.is_missing and child.text and child.type != "comment"
+        )
+        if loose:
+            yield node, loose
+
+
+def loose_error_bytes(root: Any) -> tuple[int, int | None]:
+    """Bytes of tokens tree-sitter could place in no construct (sitting loose
+    under ERROR nodes), and where the first such ERROR starts."""
+    loose, first = 0, None
+    for node, size in _loose_errors(root):
+        loose += size
+        first = node.start_byte if first is None else min(first, node.start_byte)
     return loose, first
 
 
@@ -178,19 +187,23 @@ def parse_preferring_structure(text: str) -> Any:
     wrapping `#pragma once`, a branch that splits a declaration), parse it
     again with the conditional lines blanked and keep the cleaner tree. HIP
     guards are found from the directive lines themselves (guarded_spans), so
-    the blanked tree loses nothing the checkers need."""
+    the blanked tree loses nothing the checkers need. A conditional can only
+    split a construct where the broken construct meets it: when no error
+    touches a conditional's line, the second parse is not made (on torch's
+    CUDA files it never helped there)."""
     tree = parse(text)
     if not tree.root_node.has_error or "#" not in text:
         return tree
-    tree_loose = loose_error_bytes(tree.root_node)[0]
-    if not tree_loose:  # only tokens tree-sitter invented: the structure stands
+    errors = [(node.start_byte, node.end_byte, size) for node, size in _loose_errors(tree.root_node)]
+    if not errors:  # only tokens tree-sitter invented: the structure stands
         return tree
     data = text.encode("utf-8", "surrogatepass")
-    flat_data = blank_conditionals(data)
-    if flat_data == data:
+    directives = [(m.start(), m.end()) for m in _CONDITIONAL_BYTES.finditer(data)]
+    # touching: overlapping, or only the line break between them
+    if not any(begin <= end + 1 and start <= stop + 1 for begin, stop, _ in errors for start, end in directives):
         return tree
-    flat = parse(flat_data)
-    return flat if loose_error_bytes(flat.root_node)[0] < tree_loose else tree
+    flat = parse(blank_conditionals(data))
+    return flat if loose_error_bytes(flat.root_node)[0] < sum(size for _, _, size in errors) else tree
 
 
 def _error_nodes(root: Any, named: bool = True) -> Iterator[Any]:
