@@ -16,7 +16,7 @@ A catalogue file holds one family of rules:
         checker: torch_cuda_call  # Python checker implementing it
         tokens: ["cuda"]          # pre-scan: a file lacking all of these is skipped
         requires: [nccl]          # optional: the rule fires only where one of these is too
-        token_match: word         # optional: tokens count as whole words outside comments
+        token_match: word         # optional: tokens count as whole words outside comments and docstrings
         only_files: [setup.py]    # optional: the only Python sources it reads, by name
         options: {...}            # data the checker reads
         examples:

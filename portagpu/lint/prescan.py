@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from portagpu.lint import meta, tokenlines
 from portagpu.lint.model import Rule
+from portagpu.lint.triple_quotes import PlainStrings
 
 # names of the Python calls that carry CUDA source, and the words of a string
 # that is plainly CUDA source (the CUDA side's lists when it is installed): a
@@ -46,9 +47,11 @@ def _has_any(text: str, tokens: list[str] | None) -> bool:
 
 def _has_word(text: str, words: list[str]) -> bool:
     """Whether any of `words` stands in text as a whole word outside a
-    comment (tokenlines.has_word); the one that did moves to the front."""
+    comment and outside a plain triple-quoted string, a docstring's words
+    being prose (tokenlines.has_word); the one that did moves to the front."""
+    in_text_block = PlainStrings(text).inside
     for index, word in enumerate(words):
-        if tokenlines.has_word(text, word):
+        if tokenlines.has_word(text, word, in_text_block):
             if index:
                 words.insert(0, words.pop(index))
             return True

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from portagpu.lines import split_lines
@@ -87,12 +87,14 @@ _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _WORD_AFTER = _WORD_CHARS - frozenset("0123456789")  # a digit may follow: `cupy-cuda12x`, `+cu121`
 
 
-def has_word(text: str, token: str) -> bool:
-    """Whether `token` stands in `text` as a whole word outside a `#` comment:
-    `torch.cuda`, `"cuda:0"`, `cupy-cuda12x`, but not `is_cuda`, `cudagraphs`
-    or `# moves to cuda`. A `#` counts as a comment's only when no quote comes
-    before it on its line (it may sit in a string otherwise). `str.find` and
-    a look at the neighbours: ~3x faster than a regex with look-arounds."""
+def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:
+    """Whether `token` stands in `text` as a whole word outside a `#` comment
+    (and outside a docstring or other text block, where `in_text_block(offset)`
+    says so): `torch.cuda`, `"cuda:0"`, `cupy-cuda12x`, but not `is_cuda`,
+    `cudagraphs` or `# moves to cuda`. A `#` counts as a comment's only when
+    no quote comes before it on its line (it may sit in a string otherwise).
+    `str.find` and a look at the neighbours: ~3x faster than a regex with
+    look-arounds."""
     find, size = text.find, len(token)
     at = find(token)
     while at >= 0:
@@ -100,7 +102,7 @@ def has_word(text: str, token: str) -> bool:
         if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
             # the line so far: Python ends lines at \n, \r\n and a lone \r
             before = text[max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1 : at]
-            if "#" not in before or "'" in before or '"' in before:
+            if ("#" not in before or "'" in before or '"' in before) and not (in_text_block and in_text_block(at)):
                 return True
         at = find(token, end)
     return False

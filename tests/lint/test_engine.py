@@ -243,6 +243,29 @@ def test_word_tokens_want_a_file_only_as_words_outside_comments():
     assert PreScan([_rule("PG198", ("cuda",), token_match="word")], "cuda").wants("#include <cuda_runtime.h>\n")
 
 
+def test_word_tokens_in_docstrings_want_no_file():
+    """A docstring's words are prose: "moves the batch to cuda" there parses
+    nothing for a word rule. A triple-quoted f-string's fields are code, and
+    code after a closing quote on the same line is code."""
+    from portagpu.lint.engine import PreScan
+
+    q = '"' * 3
+    words = PreScan([_rule("PG198", ("cuda",), token_match="word")], "python")
+    for text in (
+        f"def f():\n    {q}Moves the batch to cuda.{q}\n    return 1\n",
+        f"HELP = {q}\nRun with --device cuda\n{q}\n",
+        f"x = r{q}torch.cuda.synchronize(){q}\n",
+    ):
+        assert not words.wants(text), text
+    for text in (
+        f"msg = f{q}{{torch.cuda.current_device()}}{q}\n",
+        f"x = {q}doc{q} if ok else y.cuda()\n",
+        f"def f():\n    {q}Doc.{q}\n    torch.cuda.synchronize()\n",
+        "s = s.replace('" + q + "', ''); torch.cuda.synchronize()\n",
+    ):
+        assert words.wants(text), text
+
+
 def test_only_files_keeps_a_rule_to_the_sources_it_names(tmp_path):
     """PG308 reads setup.py (and dependency lists) only: its broad tokens
     (`cuda`, `nvidia`) select no other Python file, and it reports nowhere else."""
