@@ -19,6 +19,7 @@ from portagpu.cuda.unit import (
     callee_name,
     const_value,
     declared_names,
+    enclosing_function,
     int_value,
     unwrap,
 )
@@ -143,6 +144,43 @@ def _from_each_lane(loop: Any, var: str) -> bool:
     return False
 
 
+def _per_lane_arrays(loop: Any, var: str) -> Iterator[Hit]:
+    """The arrays a source-lane loop fills one slot per lane (`rows[i] = ...`),
+    where their function declares them 32 long (`int rows[32]`, `float
+    w[HAS_W ? 32 : 1]`): a wave64's 64 lanes need 64 slots. The 32 in the
+    size is the finding."""
+    filled = set()
+    stack = [loop.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.type == "assignment_expression":
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "subscript_expression":
+                array, index = left.child_by_field_name("argument"), left.child_by_field_name("indices")
+                if array is not None and array.type == "identifier" and index is not None:
+                    if text_of(index).strip("[] ") == var:
+                        filled.add(text_of(array))
+        stack.extend(node.named_children)
+    function = enclosing_function(loop)
+    if not filled or function is None:
+        return
+    stack = [function.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.type == "array_declarator":
+            name, size = node.child_by_field_name("declarator"), node.child_by_field_name("size")
+            if name is not None and size is not None and text_of(name) in filled:
+                for part in [size, *size.named_children]:
+                    if part.type == "number_literal" and const_value(part) == 32:
+                        yield Hit(part.start_byte, part.end_byte, {"shape": f"`{text_of(name)}`, one slot per source lane"})
+                        break
+        stack.extend(node.named_children)
+
+
 def _last_lane(name: str, call: Any) -> Any:
     """The source-lane argument of a plain shuffle given as 31 with no width
     (`__shfl_sync(mask, v, 31)`); with a width the read stays in its group."""
@@ -199,6 +237,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         if start == 0 and _bound(loop, var) == 32 and _from_each_lane(loop, var):
             init = loop.child_by_field_name("initializer")
             yield Hit(init.start_byte, init.end_byte, {"shape": "source lanes 0 up to 31"})
+            yield from _per_lane_arrays(loop, var)
             continue
         if downward or upward:
             if not _shuffles_with(loop, var):
