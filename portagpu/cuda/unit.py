@@ -145,6 +145,9 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+# every byte a space but \n and \r (bytes.translate: C speed, not a loop per byte)
+_BLANK_BUT_LINE_BREAKS = bytes(b if b in (10, 13) else 32 for b in range(256))
+
 # a conditional directive with its backslash continuations
 _CONDITIONAL_BYTES = re.compile(
     rb"(?m)^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?:[^\n]*\\\n)*[^\n]*"
@@ -260,7 +263,7 @@ class CudaUnit:
         if not defs:
             return None
         data = self.index.data
-        out = bytearray(b if b in (10, 13) else 32 for b in data)
+        out = bytearray(data.translate(_BLANK_BUT_LINE_BREAKS))
         for node in defs:
             name, body = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is None or body is None:

@@ -103,6 +103,22 @@ def test_device_assigned_after_use_is_not_in_scope(lint) -> None:
     assert safe(lint(code)) == []
 
 
+@pytest.mark.parametrize(
+    "deletion",
+    [
+        "def reset():\n    global device\n    del device\n",
+        "def reset():\n    global device\n    del (\n        device,\n    )\n",  # the name on a later line
+        "if True:\n    del device\n",
+    ],
+)
+def test_a_global_that_some_code_deletes_is_not_in_scope(lint, deletion: str) -> None:
+    """`del device` anywhere may leave the global unbound where `.cuda()`
+    runs: `.to(device)` would be a NameError, so no safe fix."""
+    code = "import torch\ndevice = torch.device('cpu')\ndef load(x):\n    return x.cuda()\n" + deletion
+    assert safe(lint(code)) == []
+    assert safe(lint(code.replace(deletion, ""))), "without the deletion the fix is safe"
+
+
 def test_torch_cuda_suggestions_only_rewrite_to_what_runs_on_cpu(lint) -> None:
     # torch.accelerator.synchronize() raises with no accelerator: no edit, the
     # message says to guard it; torch.Stream() works on every device: an edit

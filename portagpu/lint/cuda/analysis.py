@@ -46,6 +46,20 @@ def run_rules(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
     return [(rule, hit) for _, rule, hit in run_rules_by_unit(unit, rules)]
 
 
+def _presence(text: str) -> Callable[[str], bool]:
+    """`word in text`, remembered: rules share words (`32`, `mask`), so each
+    is searched once per source."""
+    present: dict[str, bool] = {}
+
+    def holds(word: str) -> bool:
+        found = present.get(word)
+        if found is None:
+            found = present[word] = word in text
+        return found
+
+    return holds
+
+
 def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaUnit, Rule, Hit]]:
     """Each hit with the unit it was found in: the source, or the bodies of
     its function-like macros (unit.macro_unit). A macro hit whose edit would
@@ -53,10 +67,11 @@ def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaU
     hits: list[tuple[CudaUnit, Rule, Hit]] = []
     seen: set[tuple[str, int, int]] = set()
     for part in unit.units():
+        holds = _presence(part.text)
         for rule in cuda_rules(rules):
-            if rule.tokens and not any(token in part.text for token in rule.tokens):
+            if rule.tokens and not any(map(holds, rule.tokens)):
                 continue  # the rule's pre-scan, per source: none of its words here
-            if rule.requires and not any(word in part.text for word in rule.requires):
+            if rule.requires and not any(map(holds, rule.requires)):
                 continue  # inert here: it cannot fire without one of these words
             checker = registry.get(rule.checker)
             assert checker is not None

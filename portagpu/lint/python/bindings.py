@@ -16,6 +16,7 @@ file with N calls costs O(file + N * depth), not O(N * file)."""
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Sequence
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -141,13 +142,36 @@ def _terminates(body: Sequence[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
+def _statements_on(tree: ast.Module, lines: Sequence[int] | None):
+    """Every statement, or (given sorted `lines`) those whose first line is
+    one of them, found without walking the statements' expressions."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, field, ()) or ():
+                if isinstance(child, ast.stmt):
+                    if lines is None or _any_within(lines, child.lineno, child.end_lineno or child.lineno):
+                        yield child
+                        stack.append(child)
+                else:  # an except handler or a match case: its body holds statements
+                    stack.append(child)
+
+
+def _any_within(lines: Sequence[int], lo: int, hi: int) -> bool:
+    at = bisect.bisect_left(lines, lo)
+    return at < len(lines) and lines[at] <= hi
+
+
 class Bindings:
     """Definite-binding queries over one module; caches are per scope and block."""
 
-    def __init__(self, tree: ast.Module, *, may_delete: bool = True) -> None:
-        """may_delete=False: the source has no `del` statement (a cheap text
-        test), so the walk that finds deleted globals is skipped."""
+    def __init__(self, tree: ast.Module, *, del_lines: Sequence[int] | None = None) -> None:
+        """del_lines: the sorted lines whose text holds the word `del` (a
+        cheap text test; None: unknown). Deleted names are looked for only in
+        the statements spanning them: every `del` statement starts on one."""
         self.tree = tree
+        self._del_lines = del_lines
         self._scopes: dict[int, _Scope] = {}
         self._index: dict[
             tuple[int, str], dict[int, int]
@@ -155,7 +179,7 @@ class Bindings:
         self._first: dict[
             tuple[int, str, str], int
         ] = {}  # (parent, field, name) -> first binding index
-        self._deleted: set[str] | None = None if may_delete else set()
+        self._deleted: set[str] | None = None if del_lines is None or del_lines else set()
 
     def definitely_bound(self, name: str, path: Sequence[ast.AST]) -> bool:
         """`path`: the nodes from the module's top statement down to the point."""
@@ -190,7 +214,9 @@ class Bindings:
         if self._deleted is None:
             self._deleted = {
                 n.id
-                for n in ast.walk(self.tree)
+                for statement in _statements_on(self.tree, self._del_lines)
+                if isinstance(statement, ast.Delete)
+                for n in ast.walk(statement)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)
             }
         return self._deleted

@@ -26,7 +26,6 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TOP_DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _MATCH = getattr(ast, "Match", None)
-_DEL = re.compile(r"\bdel\b")
 _DEFINITIONS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 _FALLBACK_ERRORS = frozenset(("ImportError", "ModuleNotFoundError", "AttributeError"))
 _ASSIGNED = re.compile(r"\s*(\w+)\s*(?::[^=]*)?=(?!=)")
@@ -124,9 +123,7 @@ class Context:
         if self._bindings is None:
             from portagpu.lint.python.bindings import Bindings
 
-            self._bindings = Bindings(
-                self.tree, may_delete=_DEL.search(self.source.text) is not None
-            )
+            self._bindings = Bindings(self.tree, del_lines=self.source.candidate_lines((), ("del",)))
         path = self.stack if self.stack and self.stack[-1] is node else [*self.stack, node]
         return next((n for n in names if self._bindings.definitely_bound(n, path)), None)
 
