@@ -30,6 +30,7 @@ from portagpu.cuda.unit import (
     Hit,
     call_args,
     callee_name,
+    callee_name_of,
     const_value,
     enclosing_function,
     float_value,
@@ -113,11 +114,63 @@ def _warp_function(unit: CudaUnit, node: Any, synchronous: bool = False) -> bool
     cache = unit.__dict__.setdefault("_warp_function_cache", {})
     key = function.start_byte
     if key not in cache:
-        cache[key] = mentions(function, WARP_PRIMITIVES) or _names_warps(function)
+        cache[key] = (
+            mentions(function, WARP_PRIMITIVES)
+            or _names_warps(function)
+            or bool(_callees(function) & _warp_helpers(unit))
+        )
     if cache[key] or (not synchronous and _collective_unit(unit)):
         # (a lane comparison such as `tid < 32` still needs this function to be about warps)
         return True
     return synchronous and b"volatile" in function.text
+
+
+def _function_name(function: Any) -> str:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("function_declarator",):
+        declarator = declarator.child_by_field_name("declarator")
+    return callee_name_of(declarator.child_by_field_name("declarator")) if declarator is not None else ""
+
+
+def _callees(function: Any) -> set[str]:
+    names = set()
+    stack = [function.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.type == "call_expression":
+            names.add(callee_name(node))
+        stack.extend(node.named_children)
+    return names
+
+
+def _warp_helpers(unit: CudaUnit) -> frozenset[str]:
+    """Names of this unit's functions that issue warp primitives, directly or
+    through another such function (`shuffle_had(v, lane)` called with a lane
+    index computed as `threadIdx.x & 31` by its caller)."""
+    cached = unit.__dict__.get("_warp_helpers")
+    if cached is not None:
+        return cached
+    calls: dict[str, set[str]] = {}
+    helpers: set[str] = set()
+    for function in unit.nodes("function_definition"):
+        name = _function_name(function)
+        if not name:
+            continue
+        if mentions(function, WARP_PRIMITIVES):
+            helpers.add(name)
+        else:
+            calls.setdefault(name, set()).update(_callees(function))
+    grew = True
+    while grew:  # helpers of helpers, to a fixed point
+        grew = False
+        for name, callees in calls.items():
+            if name not in helpers and callees & helpers:
+                helpers.add(name)
+                grew = True
+    cached = unit.__dict__["_warp_helpers"] = frozenset(helpers)
+    return cached
 
 
 def _collective_unit(unit: CudaUnit) -> bool:
