@@ -51,17 +51,20 @@ def is_full_mask_32(node: Any) -> str | None:
     """The text of node if it is a 32-bit all-ones mask, else None.
 
     0xffffffff (no L suffix), ~0u, -1u, UINT32_MAX, UINT_MAX, uint32_t(-1),
-    (unsigned)-1, static_cast<unsigned>(-1 / ~0). `~0`, `-1` and `~0ull`
-    widen to 64 ones and are fine.
+    (unsigned)-1, static_cast<unsigned>(-1 / ~0), and a plain int `~0` or
+    `-1`: its value widens to 64 ones, but its type is 32 bits, which HIP's
+    *_sync functions reject (ROCm 6.3+: "The mask must be a 64-bit integer").
+    `~0ull`, `~0ul` and `-1ll` are 64-bit and fine.
     """
     node = unwrap(node)
     if node is None:
         return None
     text = " ".join(text_of(node).split())
     kind = node.type
-    if kind == "number_literal":
-        value = int_value(node)
-        if value and value[0] == FULL32 and "l" not in value[1]:
+    if kind == "number_literal":  # tree-sitter reads `-1` and `-1u` as one literal
+        negative = text.startswith("-")
+        value = parse_int(text[1:] if negative else text)
+        if value and "l" not in value[1] and value[0] == (1 if negative else FULL32):
             return text
         return None
     if kind == "identifier" and text in ("UINT32_MAX", "UINT_MAX"):
@@ -70,7 +73,7 @@ def is_full_mask_32(node: Any) -> str | None:
         op = node.child_by_field_name("operator")
         arg = unwrap(node.child_by_field_name("argument"))
         value = int_value(arg)
-        if op is not None and value and "u" in value[1] and "l" not in value[1]:
+        if op is not None and value and "l" not in value[1]:
             if (text_of(op) == "~" and value[0] == 0) or (text_of(op) == "-" and value[0] == 1):
                 return text
         return None
