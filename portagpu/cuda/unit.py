@@ -307,6 +307,20 @@ class CudaUnit:
         out.sort(key=lambda n: n.start_byte)
         return out
 
+    @cached_property
+    def amd_only(self) -> bool:
+        """Does the source call an AMDGCN builtin (`__builtin_amdgcn_wavefrontsize()`)
+        outside every HIP switch? Then it compiles for AMD alone: it is HIP
+        code already, not CUDA to port (a HIP-only header of a project that
+        keeps one per vendor)."""
+        data = self.index.data
+        at = data.find(b"__builtin_amdgcn_")
+        while at >= 0:
+            if not self.is_guarded(at):
+                return True
+            at = data.find(b"__builtin_amdgcn_", at + 1)
+        return False
+
     def is_guarded(self, start: int) -> bool:
         # guards are sorted and disjoint (guarded_spans merges nested chains)
         index = bisect_right(self._guard_starts, start) - 1

@@ -87,7 +87,10 @@ def run_rules_by_unit(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[CudaU
 
 def lint_hits(unit: CudaUnit, rules: Sequence[Rule]) -> list[tuple[Rule, Hit]]:
     """run_rules, plus the rules inside #define bodies (macros.py): what the
-    linter reports, while hipify rewrites only what run_rules finds."""
+    linter reports, while hipify rewrites only what run_rules finds. A source
+    written for AMD alone (unit.amd_only) has nothing to port: no hits."""
+    if unit.amd_only:
+        return []
     hits = run_rules(unit, rules)
     seen = {(rule.id, hit.start, hit.end) for rule, hit in hits}
     for rule, hit in macro_body_hits(unit, rules, run_rules):
