@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from portagpu.cuda.parser import text_of
+from portagpu.cuda.parser import text_of, walk
 from portagpu.cuda.unit import (
     CudaUnit,
     Hit,
@@ -133,16 +133,8 @@ def _function_name(function: Any) -> str:
 
 
 def _callees(function: Any) -> set[str]:
-    names = set()
-    stack = [function.child_by_field_name("body")]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        if node.type == "call_expression":
-            names.add(callee_name(node))
-        stack.extend(node.named_children)
-    return names
+    body = function.child_by_field_name("body")
+    return {callee_name(node) for node in walk(body) if node.type == "call_expression"} if body else set()
 
 
 def _warp_helpers(unit: CudaUnit) -> frozenset[str]:

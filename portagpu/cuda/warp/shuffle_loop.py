@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from portagpu.cuda.parser import text_of
+from portagpu.cuda.parser import text_of, walk
 from portagpu.cuda.unit import (
     CudaUnit,
     Hit,
@@ -149,36 +149,26 @@ def _per_lane_arrays(loop: Any, var: str) -> Iterator[Hit]:
     where their function declares them 32 long (`int rows[32]`, `float
     w[HAS_W ? 32 : 1]`): a wave64's 64 lanes need 64 slots. The 32 in the
     size is the finding."""
+    body = loop.child_by_field_name("body")
     filled = set()
-    stack = [loop.child_by_field_name("body")]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        if node.type == "assignment_expression":
-            left = node.child_by_field_name("left")
-            if left is not None and left.type == "subscript_expression":
-                array, index = left.child_by_field_name("argument"), left.child_by_field_name("indices")
-                if array is not None and array.type == "identifier" and index is not None:
-                    if text_of(index).strip("[] ") == var:
-                        filled.add(text_of(array))
-        stack.extend(node.named_children)
+    for node in walk(body) if body is not None else ():
+        left = node.child_by_field_name("left") if node.type == "assignment_expression" else None
+        if left is not None and left.type == "subscript_expression":
+            array, index = left.child_by_field_name("argument"), left.child_by_field_name("indices")
+            if array is not None and array.type == "identifier" and index is not None and text_of(index).strip("[] ") == var:
+                filled.add(text_of(array))
     function = enclosing_function(loop)
     if not filled or function is None:
         return
-    stack = [function.child_by_field_name("body")]
-    while stack:
-        node = stack.pop()
-        if node is None:
+    for node in walk(function):
+        if node.type != "array_declarator":
             continue
-        if node.type == "array_declarator":
-            name, size = node.child_by_field_name("declarator"), node.child_by_field_name("size")
-            if name is not None and size is not None and text_of(name) in filled:
-                for part in [size, *size.named_children]:
-                    if part.type == "number_literal" and const_value(part) == 32:
-                        yield Hit(part.start_byte, part.end_byte, {"shape": f"`{text_of(name)}`, one slot per source lane"})
-                        break
-        stack.extend(node.named_children)
+        name, size = node.child_by_field_name("declarator"), node.child_by_field_name("size")
+        if name is None or size is None or text_of(name) not in filled:
+            continue
+        thirty_two = next((p for p in (size, *size.named_children) if p.type == "number_literal" and const_value(p) == 32), None)
+        if thirty_two is not None:
+            yield Hit(thirty_two.start_byte, thirty_two.end_byte, {"shape": f"`{text_of(name)}`, one slot per source lane"})
 
 
 def _last_lane(name: str, call: Any) -> Any:
