@@ -145,6 +145,11 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+# an #include of a ROCm header, which only a HIP compile finds
+_ROCM_INCLUDE = re.compile(
+    rb"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"](?:hip|hipblas|hipblaslt|hipcub|hipsparse|hiprand|hipfft|rocblas|rocprim|rocrand|rocwmma)/"
+)
+
 # every byte a space but \n and \r (bytes.translate: C speed, not a loop per byte)
 _BLANK_BUT_LINE_BREAKS = bytes(b if b in (10, 13) else 32 for b in range(256))
 
@@ -310,16 +315,19 @@ class CudaUnit:
     @cached_property
     def amd_only(self) -> bool:
         """Does the source call an AMDGCN builtin (`__builtin_amdgcn_wavefrontsize()`)
+        or include a ROCm header (`<hip/hip_runtime.h>`, `<hipblas/hipblas.h>`)
         outside every HIP switch? Then it compiles for AMD alone: it is HIP
-        code already, not CUDA to port (a HIP-only header of a project that
-        keeps one per vendor)."""
+        code already, not CUDA to port (a project's per-vendor HIP header, a
+        shim mapping cuBLAS names to hipBLAS)."""
         data = self.index.data
         at = data.find(b"__builtin_amdgcn_")
         while at >= 0:
             if not self.is_guarded(at):
                 return True
             at = data.find(b"__builtin_amdgcn_", at + 1)
-        return False
+        if b"include" not in data:
+            return False
+        return any(not self.is_guarded(m.start()) for m in _ROCM_INCLUDE.finditer(data))
 
     def is_guarded(self, start: int) -> bool:
         # guards are sorted and disjoint (guarded_spans merges nested chains)

@@ -1,7 +1,10 @@
-// A portability header: the AMDGCN builtin sits behind the project's HIP
-// switch, so the rest of the file is CUDA that will be ported, and its
+// A portability header: the ROCm include and the AMDGCN builtin sit behind
+// the project's HIP switch, so the rest of the file is CUDA that will be ported, and its
 // 32-lane reduction is reported.
 #pragma once
+#ifdef USE_ROCM
+#include <hip/hip_runtime.h>
+#endif
 
 __device__ inline int lanes_in_wave() {
 #ifdef USE_ROCM
