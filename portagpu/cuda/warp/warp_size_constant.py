@@ -27,7 +27,8 @@ from portagpu.cuda.warp.macro_roles import WIDTH, parameter_passed_as
 from portagpu.cuda.warp.shuffle_loop import halved_width_loops
 
 DEFAULT_NAMES = (
-    r"(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
+    # a project's prefix before the name is common: WP_TILE_WARP_SIZE, LIB_WARP_SIZE
+    r"(\w+_)?(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)",
     r"(k_?)?(num_?)?(threads|lanes)_?(per|in)_?(warp|wave(front)?)",
     r"(k_?)?(warp|wave)_?(thread|lane)_?(count|num)",
 )
