@@ -22,6 +22,8 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
     modules = rule.options.get("modules", {})
     if ctx.catches("ImportError", "ModuleNotFoundError"):
         return  # an optional import probed under try/except ImportError
+    if _imports_any(ctx, rule.options.get("dispatch_with", ())):
+        return  # the module imports the other vendor's side too: it dispatches
     if isinstance(node, ast.Attribute) and rule.options.get("imports_only"):
         return  # the import is what breaks; its uses add nothing (PG311)
     if isinstance(node, ast.Attribute):
@@ -39,6 +41,19 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
             return
     note = modules[found] if isinstance(modules, dict) else ""
     ctx.report(rule, node, Fix("suggestion", rule.replacement), module=found, note=note or "")
+
+
+def _imports_any(ctx: Context, modules) -> bool:
+    """Does the file import one of `modules` (or a module inside one)?"""
+    if not modules:
+        return False
+    for node in ctx.imports.nodes:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            f"{node.module}.{a.name}" for a in node.names
+        ] + [node.module or ""]
+        if any(n == m or n.startswith(m + ".") for n in names for m in modules):
+            return True
+    return False
 
 
 def _flag_options(node: ast.AST, flags) -> str | None:
