@@ -89,6 +89,10 @@ def _finding(
     return Finding(path, number, start + 1, number, end + 1, rule.id, message, rule.severity, fix)
 
 
+# the string being read is the value of an `extra =` / `group =` key
+_NAMES_AN_EXTRA = re.compile(r"""\b(?:extra|group)\s*=\s*["']?[^"'=]*$""")
+
+
 def pinned_dependency(path: str, text: str, rule: Rule) -> list[Finding]:
     if has_rocm_story(text) or vendor_file(path):
         return []
@@ -96,6 +100,8 @@ def pinned_dependency(path: str, text: str, rule: Rule) -> list[Finding]:
     out = []
     for number, body in _lines(text):
         hit = match_pin(body, pins)
+        if hit and _NAMES_AN_EXTRA.search(body, 0, hit[1].start()):
+            continue  # `{ extra = "torch-cu12" }` (uv's conflicts): an extra's name, no package
         if hit:
             pin, found = hit
             out.append(

@@ -112,3 +112,17 @@ def test_setup_py_requirements(tmp_path) -> None:
         (5, "PG308"),
         (5, "PG308"),
     ]
+
+
+def test_an_extra_named_for_a_cuda_build_is_not_a_pin(tmp_path) -> None:
+    """uv's `conflicts` and `sources` tables name extras (`{ extra = "torch-cu12" }`):
+    no package there; the extra's own dependencies are still read."""
+    project = tmp_path / "pyproject.toml"
+    project.write_text(
+        '[project]\nname = "x"\n[project.optional-dependencies]\n'
+        'torch-cu12 = ["torch==2.5.1+cu121"]\n'
+        '[tool.uv]\nconflicts = [\n  [\n    { extra = "torch-cu12" },\n    { extra = "torch-cu13" },\n  ],\n]\n'
+        '[tool.uv.sources]\ntorch = [{ index = "pytorch-cu124", extra = "torch-cu12" }]\n'
+    )
+    lines = [f.line for f in _lint(tmp_path, project, select=("PG308",)).findings]
+    assert lines == [4]  # the pinned CUDA build in the extra, nothing in uv's tables
