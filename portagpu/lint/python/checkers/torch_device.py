@@ -389,24 +389,33 @@ def _device_literal(ctx: Context, node: ast.AST | None) -> str | None:
 
 
 def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | None] | None:
-    # a message beside the choice (`warnings.warn("training on CPU will be slow")`) changes nothing
-    body = [stmt for stmt in body if not _is_message(stmt)]
-    if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+    """(target, device) of the branch's one assignment of a device name
+    (`cfg.accelerator = "cuda"`); what else the branch sets beside it
+    (`cfg.devices = 1`) or says (`warnings.warn(...)`) changes nothing,
+    unless it reads the name just chosen (`src = f"ops_{device}.cu"`): then
+    the string names a build variant, not where the program runs."""
+    chosen = [
+        (stmt, device)
+        for stmt in body
+        if isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and (device := _device_literal(ctx, stmt.value)) in _DEVICE_NAMES
+    ]
+    if len(chosen) != 1:
         return None
-    target = body[0].targets[0]
-    return ast.dump(target), _device_literal(ctx, body[0].value)
+    assignment, device = chosen[0]
+    target = ast.dump(assignment.targets[0], include_attributes=False).replace("ctx=Store()", "ctx=Load()")
+    for stmt in body:
+        if stmt is not assignment and any(
+            ast.dump(node).replace("ctx=Store()", "ctx=Load()") == target
+            for node in ast.walk(stmt)
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
+        ):
+            return None
+    return ast.dump(assignment.targets[0]), device
 
 
-_MESSAGE_CALLS = frozenset({"print", "warn", "info", "warning", "debug"})
-
-
-def _is_message(stmt: ast.stmt) -> bool:
-    """`print(...)`, `warnings.warn(...)`, `logger.info(...)` as a statement."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    func = stmt.value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name in _MESSAGE_CALLS
+_DEVICE_NAMES = frozenset({"cuda", "cpu", "mps", "xpu", "hip"})
 
 
 def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
