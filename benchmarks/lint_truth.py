@@ -57,6 +57,7 @@ CATEGORY_OF_RULE: dict[str, str | None] = {
     "PG508": "warp32-literal",
     "PG509": "warp32-literal",
     "PG309": "warp32-literal",  # numba.cuda warp-width constant
+    "PG312": "warp32-mask",  # numba.cuda warp function given 0xFFFFFFFF
     "PG601": "inline-ptx",
     "PG403": "inline-ptx",
     "PG404": "cuda-only-api",

@@ -1,4 +1,4 @@
-"""PG309: a module constant that sets the warp width to 32 in a numba.cuda
+"""PG309 (and PG312 below): a module constant that sets the warp width to 32 in a numba.cuda
 kernel file that uses warp intrinsics (`cuda.shfl_down_sync`, `cuda.syncwarp`,
 `cuda.ballot_sync`, ...): a symbolic warp constant, reported where defined, as
 PG508 does for CUDA C.
@@ -59,3 +59,16 @@ def numba_warp_constant(node: ast.AST, ctx: Context, rule: Rule) -> None:
                 respect_guards=False,
                 name=targets[0].id,
             )
+
+
+@checker("numba_lane_mask", ast.Call)
+def numba_lane_mask(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """PG312: `cuda.shfl_down_sync(0xFFFFFFFF, v, o)`, `cuda.syncwarp(0xffffffff)`:
+    numba.cuda's warp functions given a mask of 32 lanes."""
+    qual = ctx.qualify(node.func)
+    if qual is None or not qual.startswith("numba.cuda.") or qual[len("numba.cuda.") :] not in rule.options.get(
+        "functions", ()
+    ):
+        return
+    if node.args and const_int(node.args[0]) == 0xFFFFFFFF:
+        ctx.report(rule, node.args[0], Fix("suggestion", rule.replacement), call=qual.rsplit(".", 1)[1])
