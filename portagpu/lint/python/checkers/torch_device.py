@@ -207,12 +207,20 @@ _OPTION_CALLS = ("add_argument", "option", "argument", "Option", "Argument")
 
 
 def _device_option(call: ast.AST | None, callee: str, names: tuple[str, ...]) -> bool:
-    """A command-line option (argparse/click/typer) whose name or dest names a device."""
+    """A command-line option (argparse/click/typer) whose name or dest names a
+    device, or whose choices are devices (`add_argument("backend", choices=["cpu",
+    "cuda"])`): whatever its name, it picks where the program runs."""
     if not isinstance(call, ast.Call) or callee not in _OPTION_CALLS:
         return False
     labels = [const_str(a) or "" for a in call.args]
     labels += [const_str(k.value) or "" for k in call.keywords if k.arg in ("dest", "metavar")]
-    return any(n in label.lower() for label in labels for n in names)
+    if any(n in label.lower() for label in labels for n in names):
+        return True
+    choices = next((k.value for k in call.keywords if k.arg == "choices"), None)
+    if not isinstance(choices, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    offered = {const_str(e) for e in choices.elts}
+    return "cpu" in offered and "cuda" in offered
 
 
 def _default_owner(args: ast.arguments, default: ast.AST) -> str:
