@@ -8,7 +8,7 @@ TILE = 32
 def warp_max(v):
     offset = LANES_PER_WARP // 2
     while offset:
-        v = max(v, cuda.shfl_xor_sync(0xFFFFFFFF, v, offset))
+        v = max(v, cuda.shfl_xor_sync(0xFFFFFFFF, v, offset))  # expect: PG312
         offset //= 2
     return v
 
