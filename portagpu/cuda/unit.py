@@ -452,6 +452,14 @@ def enclosing_function(node: Any) -> Any:
     return None
 
 
+def function_name(function: Any) -> str:
+    """The name of a function_definition (`f`, `ns::f` -> "f", a template's own name)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return callee_name_of(declarator.child_by_field_name("declarator")) if declarator is not None else ""
+
+
 def declared_names(decl: Any) -> list[tuple[str, Any]]:
     """(name, initializer-or-None) for each declarator of a declaration."""
     out = []

@@ -30,10 +30,10 @@ from portagpu.cuda.unit import (
     Hit,
     call_args,
     callee_name,
-    callee_name_of,
     const_value,
     enclosing_function,
     float_value,
+    function_name,
     outermost,
     unwrap,
 )
@@ -125,13 +125,6 @@ def _warp_function(unit: CudaUnit, node: Any, synchronous: bool = False) -> bool
     return synchronous and b"volatile" in function.text
 
 
-def _function_name(function: Any) -> str:
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in ("function_declarator",):
-        declarator = declarator.child_by_field_name("declarator")
-    return callee_name_of(declarator.child_by_field_name("declarator")) if declarator is not None else ""
-
-
 def _callees(function: Any) -> set[str]:
     body = function.child_by_field_name("body")
     return {callee_name(node) for node in walk(body) if node.type == "call_expression"} if body else set()
@@ -147,7 +140,7 @@ def _warp_helpers(unit: CudaUnit) -> frozenset[str]:
     calls: dict[str, set[str]] = {}
     helpers: set[str] = set()
     for function in unit.nodes("function_definition"):
-        name = _function_name(function)
+        name = function_name(function)
         if not name:
             continue
         if mentions(function, WARP_PRIMITIVES):

@@ -20,6 +20,7 @@ from portagpu.cuda.unit import (
     const_value,
     declared_names,
     eval_constant_text,
+    function_name,
     strip_comments,
 )
 from portagpu.cuda.warp.common import Options
@@ -61,6 +62,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             ):
                 yield Hit(decl.start_byte, decl.end_byte, {"name": name})
     yield from _halved_widths(unit, pattern)
+    yield from _width_functions(unit, pattern)
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
@@ -71,6 +73,21 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             and parameter_passed_as(unit, node, text_of(name), WIDTH)
         ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+def _width_functions(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:
+    """`constexpr int warp_size() { return 32; }`: a warp width written as a
+    function whose body only returns 32, reported at its 32."""
+    for function in unit.nodes("function_definition"):
+        name = function_name(function)
+        body = function.child_by_field_name("body")
+        if not name or body is None or not pattern.match(name):
+            continue
+        statements = body.named_children
+        if len(statements) == 1 and statements[0].type == "return_statement":
+            value = statements[0].named_children[0] if statements[0].named_children else None
+            if value is not None and const_value(value) == 32:
+                yield Hit(value.start_byte, value.end_byte, {"name": f"{name}()"})
 
 
 def _halved_widths(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:
