@@ -37,8 +37,6 @@ _TABLE = re.compile(r"(?:[\w.]+\.)?\w+[ \t]*(?::[^=\n]*)?=[ \t]*[\[{]")  # NAME 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DEF_NAME = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
 MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
 HELPER_LINES = 20  # a def this short that mentions a token is a helper whose callers matter
 DATA_LINES = 20  # a list/dict display this long is a data table (`_is_table`)
@@ -85,6 +83,7 @@ def bound_names(
 def _word_lines(index: tokenlines.TokenLines, names: Iterable[str]) -> set[int]:
     """Lines where one of `names` stands as a whole identifier."""
     text, starts, end_of_text = index.text, index.starts, len(index.text)
+    word = tokenlines.WORD_CHARS
     found: set[int] = set()
     for name in names:
         size = len(name)
@@ -94,7 +93,7 @@ def _word_lines(index: tokenlines.TokenLines, names: Iterable[str]) -> set[int]:
             stop = starts[line] if line < len(starts) else end_of_text
             at = text.find(name, starts[line - 1], stop)
             while at >= 0:
-                if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[at + size : at + size + 1] not in _WORD_CHARS:
+                if (at == 0 or text[at - 1] not in word) and text[at + size : at + size + 1] not in word:
                     found.add(line)
                     break
                 at = text.find(name, at + size, stop)

@@ -83,8 +83,8 @@ class TokenLines:
         return _Narrowed(text, self, sorted(blanked))
 
 
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_WORD_AFTER = _WORD_CHARS - frozenset("0123456789")  # a digit may follow: `cupy-cuda12x`, `+cu121`
+WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")  # of an identifier
+_WORD_AFTER = WORD_CHARS - frozenset("0123456789")  # a digit may follow: `cupy-cuda12x`, `+cu121`
 
 
 def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:
@@ -99,7 +99,7 @@ def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None 
     at = find(token)
     while at >= 0:
         end = at + size
-        if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
+        if (at == 0 or text[at - 1] not in WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
             # the line so far: Python ends lines at \n, \r\n and a lone \r
             before = text[max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1 : at]
             if ("#" not in before or "'" in before or '"' in before) and not (in_text_block and in_text_block(at)):
