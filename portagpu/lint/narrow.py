@@ -80,26 +80,6 @@ def bound_names(
     return {n for n in names if _NAME.fullmatch(n) and n != "_"}
 
 
-def _word_lines(index: tokenlines.TokenLines, names: Iterable[str]) -> set[int]:
-    """Lines where one of `names` stands as a whole identifier."""
-    text, starts, end_of_text = index.text, index.starts, len(index.text)
-    word = tokenlines.WORD_CHARS
-    found: set[int] = set()
-    for name in names:
-        size = len(name)
-        for line in index.of(name):
-            if line in found:
-                continue
-            stop = starts[line] if line < len(starts) else end_of_text
-            at = text.find(name, starts[line - 1], stop)
-            while at >= 0:
-                if (at == 0 or text[at - 1] not in word) and text[at + size : at + size + 1] not in word:
-                    found.add(line)
-                    break
-                at = text.find(name, at + size, stop)
-    return found
-
-
 def _is_comment(line: str) -> bool:
     return line.lstrip(" \t").startswith("#")
 
@@ -168,7 +148,7 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         token_lines
         | {
             n
-            for n in _word_lines(index, (n for n in names if not any(t in n for t in tokens)))
+            for n in index.word_lines(n for n in names if not any(t in n for t in tokens))
             if not _is_comment(lines[n - 1])
         }
     )

@@ -76,6 +76,29 @@ class TokenLines:
             at = find(token, starts[line])
         return lines
 
+    def word_lines(self, names: Iterable[str]) -> set[int]:
+        """Lines where one of `names` stands as a whole word (regex `\\b`
+        semantics), found from the substring search's lines with a look at
+        each hit's neighbours: no per-call regex over names that change from
+        file to file."""
+        text, starts, end_of_text = self.text, self.starts, len(self.text)
+        found: set[int] = set()
+        for name in names:
+            size = len(name)
+            for line in self.of(name):
+                if line in found:
+                    continue
+                stop = starts[line] if line < len(starts) else end_of_text
+                at = text.find(name, starts[line - 1], stop)
+                while at >= 0:
+                    if not (at and _is_word_char(text[at - 1])) and not (
+                        at + size < end_of_text and _is_word_char(text[at + size])
+                    ):
+                        found.add(line)
+                        break
+                    at = text.find(name, at + size, stop)
+        return found
+
     def narrowed(self, text: str, blanked: list[tuple[int, int, str]]) -> TokenLines:
         """The index of `text`: this text with the line ranges [a, b) of
         `blanked` emptied (line a holding `indent + "pass"` where an indent is
@@ -83,8 +106,13 @@ class TokenLines:
         return _Narrowed(text, self, sorted(blanked))
 
 
-WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")  # of an identifier
-_WORD_AFTER = WORD_CHARS - frozenset("0123456789")  # a digit may follow: `cupy-cuda12x`, `+cu121`
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_WORD_AFTER = _WORD_CHARS - frozenset("0123456789")  # a digit may follow: `cupy-cuda12x`, `+cu121`
+
+
+def _is_word_char(char: str) -> bool:
+    """Part of a word as the regex `\\w` reads it: ASCII fast, Unicode letters too."""
+    return char in _WORD_CHARS or (char > "\x7f" and char.isalnum())
 
 
 def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:
@@ -99,7 +127,7 @@ def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None 
     at = find(token)
     while at >= 0:
         end = at + size
-        if (at == 0 or text[at - 1] not in WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
+        if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
             # the line so far: Python ends lines at \n, \r\n and a lone \r
             before = text[max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1 : at]
             if ("#" not in before or "'" in before or '"' in before) and not (in_text_block and in_text_block(at)):

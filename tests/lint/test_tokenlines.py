@@ -90,3 +90,10 @@ def test_a_word_stands_alone_outside_comments():
     assert has_word("torch==2.1+cu121", "cu1") and not has_word("accu1 = 0", "cu1")
     # a comment ends at any of Python's line ends, a lone \r included
     assert has_word("# note\rtorch.cuda.synchronize()", "cuda") and has_word("# a\r\nx.cuda()", "cuda")
+
+
+def test_word_lines_find_names_as_whole_words_only():
+    from portagpu.lint.tokenlines import TokenLines
+
+    text = "dense = 1\nbsr_dense_addmm(x)\ny = dense+1\nx_dense\nédense\ndense2\n"
+    assert TokenLines(text).word_lines(["dense"]) == {1, 3}

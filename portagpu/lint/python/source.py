@@ -6,9 +6,7 @@ columns, so non-ASCII lines are converted (ASCII files skip all of it).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 from portagpu.lint import tokenlines
 
@@ -58,24 +56,5 @@ class Source:
         found: set[int] = set()
         for word in tokenlines.minimal_of(frozenset(words)):
             found.update(index.of(word))
-        names = tuple(sorted(set(identifiers)))
-        pattern = _identifiers(names)
-        if pattern is not None:
-            # a line holding a name as a whole word holds it as a substring:
-            # only those lines (found fast by the index) are read by the regex,
-            # which scanning the whole text would try at every offset
-            text, starts, search = self.text, index.starts, pattern.search  # starts ends with len(text)
-            maybe: set[int] = set()
-            for name in tokenlines.minimal(names):
-                maybe.update(index.of(name))
-            maybe -= found
-            found.update(n for n in maybe if search(text, starts[n - 1], starts[n]))
+        found.update(index.word_lines(n for n in set(identifiers) if n))
         return sorted(found)
-
-
-@lru_cache(maxsize=64)
-def _identifiers(names: tuple[str, ...]) -> re.Pattern[str] | None:
-    names = tuple(n for n in names if n)
-    if not names:
-        return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
