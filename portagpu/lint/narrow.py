@@ -229,8 +229,9 @@ def _class_header_end(lines: list[str], class_line: int, stop: int) -> int | Non
 
 
 def _method_blanks(lines: list[str], head: int, stop: int, inside: set[int], relevant: list[int]):
-    """Blocks to blank inside a class with a one-line header: its methods
-    that mention nothing relevant, and so on in the classes it nests."""
+    """Blocks to blank inside a class (its header on one line or its bases
+    over several): its methods that mention nothing relevant, and so on in
+    the classes it nests."""
     class_line = next((n for n in range(head, stop) if not lines[n - 1].lstrip(" \t").startswith("@")), None)
     header_end = _class_header_end(lines, class_line, stop) if class_line is not None else None
     if header_end is None:
