@@ -45,15 +45,9 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
 
 def _imports_any(ctx: Context, modules) -> bool:
     """Does the file import one of `modules` (or a module inside one)?"""
-    if not modules:
-        return False
-    for node in ctx.imports.nodes:
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
-            f"{node.module}.{a.name}" for a in node.names
-        ] + [node.module or ""]
-        if any(n == m or n.startswith(m + ".") for n in names for m in modules):
-            return True
-    return False
+    return bool(modules) and any(
+        module_matches(name, modules) for node in ctx.imports.nodes for name in _imported_modules(node)
+    )
 
 
 def _flag_options(node: ast.AST, flags) -> str | None:

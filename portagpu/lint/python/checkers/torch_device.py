@@ -412,12 +412,11 @@ def _assigned_literal(ctx: Context, body: list[ast.stmt]) -> tuple[str, str | No
     if len(chosen) != 1:
         return None
     assignment, device = chosen[0]
-    target = ast.dump(assignment.targets[0], include_attributes=False).replace("ctx=Store()", "ctx=Load()")
+    target = ast.unparse(assignment.targets[0])
     for stmt in body:
         if stmt is not assignment and any(
-            ast.dump(node).replace("ctx=Store()", "ctx=Load()") == target
+            isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and ast.unparse(node) == target
             for node in ast.walk(stmt)
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
         ):
             return None
     return ast.dump(assignment.targets[0]), device
