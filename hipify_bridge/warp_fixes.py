@@ -83,6 +83,9 @@ def fix_lane_mask(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
         parent = node.parent  # a parameter's default (`unsigned m = 0xffffffff`)
         if parent.type == "optional_parameter_declaration":
             decl = parent
+        elif parent.type == "return_statement":  # `unsigned full_mask() { return 0xffffffff; }`
+            function = parent.parent.parent if parent.parent is not None else None
+            decl = function if function is not None and function.type == "function_definition" else None
     if decl is not None:
         from portagpu.cuda.warp.common import is_32bit_declaration
 

@@ -193,6 +193,22 @@ def test_a_mask_given_as_a_parameter_default_is_rewritten_and_widened():
     assert "0xffffffff" not in body
 
 
+def test_a_mask_returned_by_a_function_or_passed_through_a_wrapper_is_rewritten():
+    source = (
+        "__host__ __device__ constexpr unsigned int full_lanes() { return 0xffffffff; }\n"
+        "__device__ int pull(int v, int src, unsigned m = 0xffffffffu) { return __shfl_sync(m, v, src); }\n"
+        "__device__ float pull_f(float v, int src, unsigned m = 0xffffffffu)"
+        " { return __int_as_float(pull(__float_as_int(v), src, m)); }\n"
+        "__device__ int f(int v) { return pull(v, 0, 0xffffffff) + __any_sync(full_lanes(), v); }\n"
+    )
+    body = _fixed(source)
+    # the return type must widen too: a 64-bit mask returned as 32 bits loses lanes 32-63
+    assert "constexpr unsigned long long full_lanes() { return PORTAGPU_FULL_MASK; }" in body
+    assert "float pull_f(float v, int src, unsigned long long m = PORTAGPU_FULL_MASK)" in body
+    assert "pull(v, 0, PORTAGPU_FULL_MASK)" in body
+    assert "0xffffffff" not in body
+
+
 def test_a_ballot_function_kept_in_32_bits_by_its_caller_is_widened():
     source = (
         "__device__ unsigned long long vote(bool p) { return __ballot_sync(~0ull, p); }\n"

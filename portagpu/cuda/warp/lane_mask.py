@@ -13,7 +13,15 @@ import re
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit, call_args, declared_names, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    Hit,
+    call_args,
+    callee_name,
+    declared_names,
+    function_name,
+    unwrap,
+)
 from portagpu.cuda.warp.common import (
     MASK_SYNC_FUNCTIONS,
     Options,
@@ -26,6 +34,7 @@ from portagpu.cuda.warp.macro_roles import (
     MASK,
     macro_parameters_at,
     macro_roles,
+    mask_functions,
     parameter_passed_as,
 )
 
@@ -33,9 +42,9 @@ REPLACEMENT = "~0ull"
 ANY_SYNC = "__*_sync"
 # A mask constant named like this is reported even where no *_sync call in the
 # same file uses it (a header that defines it for other files).
-# Either word order: FULL_MASK, kWarpMask, MASK_ALL, MASK_FULL_WARP.
+# Either word order: FULL_MASK, kWarpMask, warp_full_mask, MASK_ALL, MASK_FULL_WARP.
 MASK_NAME = re.compile(
-    r"^(k_?)?((full|all|warp|lane|active|default|final)_?(warp_?|lane_?)?mask"
+    r"^(k_?)?((full|all|warp|lane|active|default|final)_?(warp_?|lane_?|full_?)?mask"
     r"|mask_?(full|all|warp)(_?(warp|lanes?))?)(_?32)?$",
     re.IGNORECASE,
 )
@@ -43,14 +52,21 @@ MASK_NAME = re.compile(
 
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     reported: set[int] = set()
-    mask_macros = {name: at[MASK] for name, at in macro_roles(unit).items() if MASK in at}
-    for name, call in unit.calls(MASK_SYNC_FUNCTIONS | mask_macros.keys()):
+    # where a call passes its mask: the builtins' first argument, a macro's or
+    # a wrapper function's mask parameter (macro_roles)
+    positions = {**mask_functions(unit), **{name: at[MASK] for name, at in macro_roles(unit).items() if MASK in at}}
+    for name, call in unit.calls(MASK_SYNC_FUNCTIONS | positions.keys()):
         args = call_args(call)
-        position = 0 if name in MASK_SYNC_FUNCTIONS else mask_macros[name]
+        position = 0 if name in MASK_SYNC_FUNCTIONS else positions[name]
         if len(args) <= position or unit.is_guarded(call.start_byte):
             # a call in HIP-guarded code says nothing about the constant it uses
             continue
         mask = unwrap(args[position])
+        if mask.type == "call_expression" and callee_name(mask) in _mask_returns(unit):
+            hit = _function_mask(unit, callee_name(mask), name, reported)  # `__shfl_sync(full_mask(), ...)`
+            if hit is not None:
+                yield hit
+            continue
         literal = is_full_mask_32(mask)
         if literal:
             yield Hit(
@@ -77,6 +93,11 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         if hit is not None:
             yield hit
 
+    for ident in [] if unit.in_macros else _mask_returns(unit):
+        if MASK_NAME.match(ident):  # defined for other files' calls
+            hit = _function_mask(unit, ident, ANY_SYNC, reported)
+            if hit is not None:
+                yield hit
     for ident, node in [] if unit.in_macros else unit.macros.items():
         if not MASK_NAME.match(ident) or node.start_byte in reported or _used_here(unit, ident):
             # used in this file: only its (unguarded) uses above could make it a finding
@@ -124,6 +145,41 @@ def _named_mask(unit: CudaUnit, at, ident: str, func: str, reported: set[int]) -
         reported.add(unit.macros[ident].start_byte)
         return _macro_hit(unit.macros[ident], ident, value, func)
     return None
+
+
+def _mask_returns(unit: CudaUnit) -> dict[str, tuple[object, object]]:
+    """Functions that only return a 32-bit full mask
+    (`constexpr unsigned full_mask() { return 0xffffffff; }`): name ->
+    (definition, the literal). Such a function is the mask's definition."""
+    cached = unit.__dict__.get("_mask_returns")
+    if cached is not None:
+        return cached
+    found = {}
+    for function in unit.nodes("function_definition") if "return" in unit.text else ():
+        body = function.child_by_field_name("body")
+        statements = body.named_children if body is not None else []
+        if len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_children:
+            value = unwrap(statements[0].named_children[0])
+            if is_full_mask_32(value) and not unit.is_guarded(function.start_byte):
+                found[function_name(function)] = (function, value)
+    unit.__dict__["_mask_returns"] = found
+    return found
+
+
+def _function_mask(unit: CudaUnit, ident: str, func: str, reported: set[int]) -> Hit | None:
+    """The literal a mask-returning function returns, reported once."""
+    found = _mask_returns(unit).get(ident)
+    if found is None or found[1].start_byte in reported:
+        return None
+    function, value = found
+    reported.add(value.start_byte)
+    return Hit(
+        value.start_byte,
+        value.end_byte,
+        {"mask": f"{ident}() = {is_full_mask_32(value)}", "func": func},
+        # `~0ull` is cut back to 32 bits by a 32-bit return type: the type must change too
+        replacement=None if is_32bit_declaration(function) else REPLACEMENT,
+    )
 
 
 def _default_mask(unit: CudaUnit, parameter, reported: set[int]) -> Hit | None:

@@ -18,7 +18,7 @@ from bisect import bisect_right
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, call_args, callee_name, unwrap
+from portagpu.cuda.unit import CudaUnit, call_args, callee_name, function_name, unwrap
 from portagpu.cuda.warp.common import MASK_SYNC_FUNCTIONS, SHUFFLES
 
 MASK, DELTA, WIDTH = "mask", "delta", "width"
@@ -75,8 +75,13 @@ def _roles_with(call: Any, table: dict[str, dict[str, int]]) -> list[tuple[str, 
 
 def call_roles(unit: CudaUnit, call: Any) -> list[tuple[str, Any]]:
     """(role, argument) for each argument of `call` that reaches a warp
-    function as its lane mask, offset or width."""
-    return _roles_with(call, macro_roles(unit))
+    function as its lane mask, offset or width (through a macro, or as a
+    mask through one of the file's own wrapper functions)."""
+    table = macro_roles(unit)
+    wrappers = mask_functions(unit)
+    if wrappers:
+        table = {**{name: {MASK: at} for name, at in wrappers.items()}, **table}
+    return _roles_with(call, table)
 
 
 def parameter_passed_as(unit: CudaUnit, parameter: Any, name: str, role: str) -> str:
@@ -161,3 +166,70 @@ def _compute(origin: CudaUnit) -> dict[str, dict[str, int]]:
                     mine[role] = params.index(text_of(arg))
                     changed = True
     return roles
+
+
+def mask_functions(unit: CudaUnit) -> dict[str, int]:
+    """The file's own functions that hand a parameter on to a *_sync call as
+    its lane mask, directly or through macros or other such functions
+    (`shfl(T v, int lane, unsigned mask = FULL) { return __shfl_sync(mask, ...); }`):
+    name -> that parameter's position. Overloads share a name: a call to any
+    of them passes its mask there. Computed once per source file."""
+    origin = unit.origin
+    cached = origin.__dict__.get("_mask_functions")
+    if cached is None:
+        cached = origin.__dict__["_mask_functions"] = _compute_mask_functions(origin)
+    return cached
+
+
+def _parameter_names(function: Any) -> list[str]:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = []
+    for param in params.named_children if params is not None else ():
+        inner = param.child_by_field_name("declarator")
+        while inner is not None and inner.type != "identifier":
+            inner = inner.child_by_field_name("declarator")
+        names.append(text_of(inner) if inner is not None else "")
+    return names
+
+
+def _compute_mask_functions(origin: CudaUnit) -> dict[str, int]:
+    if "_sync" not in origin.text:
+        return {}
+    functions = []  # (start, end, name, parameter names) of unguarded definitions
+    for function in origin.nodes("function_definition"):
+        if origin.is_guarded(function.start_byte):
+            continue
+        params = _parameter_names(function)
+        name = function_name(function)
+        if name and any(params):
+            functions.append((function.start_byte, function.end_byte, name, params))
+    if not functions:
+        return {}
+    functions.sort()
+    calls: list[tuple[int, Any]] = []  # (function index, call) for calls in a body
+    for call in origin.nodes("call_expression"):
+        index = bisect_right(functions, call.start_byte, key=lambda f: f[0]) - 1
+        while index >= 0 and call.start_byte >= functions[index][1]:
+            index -= 1  # a call after a nested definition ends: its outer one
+        if index >= 0 and not origin.is_guarded(call.start_byte):
+            calls.append((index, call))
+    table = macro_roles(origin)
+    found: dict[str, int] = {}
+    changed = True
+    while changed:  # a wrapper may call one defined after it
+        changed = False
+        roles = {**{name: {MASK: at} for name, at in found.items()}, **table}
+        for index, call in calls:
+            _, _, name, params = functions[index]
+            if name in found:
+                continue
+            for role, arg in _roles_with(call, roles):
+                arg = unwrap(arg)
+                if role == MASK and arg is not None and arg.type == "identifier" and text_of(arg) in params:
+                    found[name] = params.index(text_of(arg))
+                    changed = True
+                    break
+    return found

@@ -33,7 +33,7 @@ def _context(node) -> str | None:
                 if value is None or not (value.start_byte <= node.start_byte < value.end_byte):
                     return None
             return CONSTANT_CONTEXTS[kind]
-        if kind == "declaration":
+        if kind in ("declaration", "field_declaration"):  # `static constexpr int W = warpSize;` too
             if any(
                 text_of(c) == "constexpr"
                 for c in parent.children
@@ -47,11 +47,45 @@ def _context(node) -> str | None:
     return None
 
 
+def _declares_warp_size(parameters) -> bool:
+    """A template's or function's parameter list names one `warpSize`."""
+    for parameter in parameters.named_children if parameters is not None else ():
+        inner = parameter.child_by_field_name("declarator") or parameter.child_by_field_name("name")
+        while inner is not None and inner.type not in ("identifier", "type_identifier"):
+            inner = inner.child_by_field_name("declarator")
+        if inner is None:  # `template <int warpSize>`: the name is a bare child
+            inner = next((c for c in parameter.named_children if c.type == "identifier"), None)
+        if inner is not None and text_of(inner) == "warpSize":
+            return True
+    return False
+
+
+def _shadowed(node) -> bool:
+    """`warpSize` is a template or function parameter here
+    (`template <int warpSize> struct Policy`), not the builtin."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "template_declaration":
+            if _declares_warp_size(parent.child_by_field_name("parameters")):
+                return True
+        elif parent.type == "function_declarator":
+            if _declares_warp_size(parent.child_by_field_name("parameters")):
+                return True
+        elif parent.type == "function_definition":
+            declarator = parent.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            if declarator is not None and _declares_warp_size(declarator.child_by_field_name("parameters")):
+                return True
+        parent = parent.parent
+    return False
+
+
 def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
-    if "warpSize" not in unit.text:
-        return
+    if "warpSize" not in unit.text or "warpSize" in unit.macros:
+        return  # a project's own `#define warpSize 32` is PG508's
     for node in unit.nodes("identifier", "type_identifier"):
-        if text_of(node) != "warpSize":
+        if text_of(node) != "warpSize" or _shadowed(node):
             continue
         context = _context(node)
         if context:
