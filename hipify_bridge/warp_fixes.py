@@ -98,6 +98,8 @@ def fix_narrow_store(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
     if hit.replacement:  # __popc(ballot) -> __popcll(ballot)
         return [ByteEdit(hit.start, hit.end, hit.replacement)]
     node = _node(unit, hit)
+    if node is not None and node.parent is not None and node.parent.type == "function_definition":
+        return _widen_declaration(node.parent) or None  # a ballot function's 32-bit return type
     decl = _declaration_of(node)
     if decl is None:  # `m = __ballot_sync(...)` into a variable declared earlier
         found = unit.declarations_in_scope(node).get(str(hit.values.get("var", "")))

@@ -160,6 +160,30 @@ def _returns_32bit(unit: CudaUnit, name: str) -> bool:
     return False
 
 
+def _narrow_returns(unit: CudaUnit) -> Iterator[Hit]:
+    """A ballot function of the file declared to return 32 bits
+    (`unsigned int ballot(int p) { return __ballot_sync(m, p); }`): every
+    caller gets the low 32 lanes. Reported at the return type."""
+    wrappers = {name for name, wraps in _ballot_definitions(unit).items() if wraps}
+    if not wrappers:
+        return
+    for function in unit.nodes("function_definition"):
+        declarator = function.child_by_field_name("declarator")
+        inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if inner is None or callee_name_of(inner) not in wrappers or not is_32bit_declaration(function):
+            continue
+        kind = function.child_by_field_name("type")
+        if kind is None:
+            continue
+        body = function.text
+        returned = next((b for b in sorted(BALLOTS, key=len, reverse=True) if b.encode() in body), callee_name_of(inner))
+        yield Hit(
+            kind.start_byte,
+            kind.end_byte,
+            {"func": returned, "problem": f"returned by `{callee_name_of(inner)}` as 32-bit `{text_of(kind)}`"},
+        )
+
+
 def _combined_32bit(unit: CudaUnit, call: Any) -> str | None:
     """The 32-bit operand a ballot is `&`/`|`/`^`-combined with, if any."""
     node = outermost(call, _VALUE_WRAPPERS)
@@ -228,6 +252,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             call.end_byte,
             {"func": name, "problem": f"stored in 32-bit `{target}`", "var": target},
         )
+    yield from _narrow_returns(unit)
     for name, call in unit.calls(BALLOTS):
         other = _combined_32bit(unit, call)
         if other:

@@ -60,7 +60,18 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
         index = 3 if shuffle.endswith("_sync") else 2
         if len(args) > index:
             out.append((WIDTH, args[index]))
+    elif shuffle and _WRAPPER_WIDTH.match(shuffle) and call.child_by_field_name("function").type != "field_expression":
+        # the project's shuffle wrapper (`shuffle_down(v, offset, width)`, possibly in
+        # another header) takes the builtin's order: the width follows the offset
+        index = (2 if shuffle.lower().endswith("_sync") else 1) + 1
+        if len(args) > index:
+            out.append((WIDTH, args[index]))
     return out
+
+
+# a wrapper named like the builtins (shfl_down, shuffle_xor, warp_shfl_sync), not
+# cub's CamelCase ShuffleIndex<N>(input, lane, member_mask), whose third is a mask
+_WRAPPER_WIDTH = re.compile(r"^(?:\w*_)?(?:shfl|shuffle)(?:_(?:up|down|xor|idx|sync))*$")
 
 
 def _roles_with(call: Any, table: dict[str, dict[str, int]]) -> list[tuple[str, Any]]:

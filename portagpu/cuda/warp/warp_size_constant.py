@@ -24,7 +24,7 @@ from portagpu.cuda.unit import (
     strip_comments,
 )
 from portagpu.cuda.warp.common import Options
-from portagpu.cuda.warp.macro_roles import WIDTH, parameter_passed_as
+from portagpu.cuda.warp.macro_roles import SHUFFLE_LIKE, WIDTH, parameter_passed_as
 from portagpu.cuda.warp.shuffle_loop import halved_width_loops
 
 DEFAULT_NAMES = (
@@ -70,9 +70,21 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
             continue
         if pattern.match(text_of(name)) or (
             node.type == "optional_parameter_declaration"
-            and parameter_passed_as(unit, node, text_of(name), WIDTH)
+            and (parameter_passed_as(unit, node, text_of(name), WIDTH) or _shuffle_width(node, text_of(name)))
         ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+def _shuffle_width(parameter, name: str) -> bool:
+    """`T shuffle_down(T v, int offset, int width = 32)`: the width parameter of
+    a function named like a shuffle, also one that emulates it through shared
+    memory (what a pre-Kepler fallback branch compiles to under hipcc)."""
+    if name not in ("width", "w", "warp_width", "lanes"):
+        return False
+    function = parameter.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    return function is not None and bool(SHUFFLE_LIKE.search(function_name(function)))
 
 
 def _width_functions(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:

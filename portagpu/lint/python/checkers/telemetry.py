@@ -101,6 +101,11 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
     AMD GPUs still go unseen."""
     qual = ctx.qualify(node.func)
     wrapper = False
+    tool = rule.options.get("tool_functions", {}).get(qual)
+    if tool is not None:  # a library call that runs the tool itself (triton.testing.nvsmi)
+        if not _amd_path_around(ctx, rule):
+            ctx.report(rule, node, Fix("suggestion", rule.replacement), command=tool)
+        return
     if qual not in rule.options.get("process_functions", ()):
         # a project's own runner (run_cmd("nvidia-smi -L"), self.execute([...])): the
         # command must then be spelled out at the call
