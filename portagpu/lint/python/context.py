@@ -425,6 +425,12 @@ class Context:
         visit(node)
         self.old_path -= old
 
+    def _pytestmarks(self, body: list[ast.stmt]) -> frozenset[str]:
+        """The cover a `pytestmark` skip marker in this body gives its tests."""
+        if not self.memo.setdefault("pytestmark", "pytestmark" in self.source.text):
+            return guards.NONE
+        return guards.pytestmark_cover(body, self.qualify, self.guard_names)
+
     def _test(self, test: ast.AST) -> None:
         self.test_depth += 1
         self._child(test)
@@ -455,16 +461,25 @@ class Context:
         saved = self.cover
         fell_through = 0
         last = (body[-1].end_lineno or 0) if body else 0
+        marks = self._pytestmarks(body)
         for stmt in body:
             end = stmt.end_lineno or stmt.lineno
             start = stmt.lineno
             if stmt.__class__ in _DEFINITIONS and stmt.decorator_list:
                 start = stmt.decorator_list[0].lineno  # decorators precede `def`
             if self._hit(start, end):
-                self._visit(stmt)
+                if marks and stmt.__class__ in _DEFINITIONS:
+                    outer = self.cover
+                    self.cover = outer | marks  # the tests beside `pytestmark = skipif(...)`
+                    self._visit(stmt)
+                    self.cover = outer
+                else:
+                    self._visit(stmt)
             cls = stmt.__class__
             if (cls is ast.If and guards.terminates(stmt.body)) or cls is ast.Assert:
-                if end < last and self._hit(end + 1, last):
+                # what follows `if A and B: return` runs where either is false: no device is implied
+                conjunction = cls is ast.If and isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And)
+                if end < last and self._hit(end + 1, last) and not conjunction:
                     self.cover = self.cover | self._cover_of(stmt.test)
                     # `if <new torch>: return new_api(...)` -> what follows is the old path
                     if cls is ast.If and guards.version_gate(stmt.test) in ("orelse", "both"):

@@ -359,8 +359,53 @@ def version_gate(test: ast.AST) -> str | None:
     return None
 
 
+# calls that end the code after them: `pytest.skip("...", allow_module_level=True)`,
+# `sys.exit(1)`; by their dotted spelling (a bare `skip()` may be anything)
+_ENDING_CALLS = frozenset({"pytest.skip", "pytest.exit", "sys.exit", "os._exit", "exit", "quit"})
+
+
 def terminates(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], _TERMINATORS)
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, _TERMINATORS):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and _dotted(last.value.func) in _ENDING_CALLS
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def pytestmark_cover(body: list[ast.stmt], qualify, guard_names=()) -> frozenset[str]:
+    """What a module's or class's `pytestmark = pytest.mark.skipif(<device
+    test>, ...)` (or a list of marks) guards: every test defined beside it
+    is skipped where the test fails (module-level statements still run)."""
+    cover: frozenset[str] = NONE
+    for stmt in body:
+        if (
+            isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in _targets(stmt))
+            and stmt.value is not None
+        ):
+            marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+            cover |= decorator_cover(marks, qualify, guard_names)
+    return cover
+
+
+def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
 def is_skip_decorator(deco: ast.Call) -> bool:
