@@ -351,7 +351,7 @@ class Context:
                 # `def parse_nvidia_smi():` in a module with no AMD counterpart is a
                 # helper named for the tool it runs, not one vendor's side of a dispatch
                 own = guards.NONE
-        own = own | guards.decorator_cover(node.decorator_list, self.qualify, self.guard_names)
+        own = own | guards.decorator_cover(node.decorator_list, self.qualify, self.guard_names, self._probe_value)
         saved = self.cover
         self.cover = saved | own
         self._block(node.body)
@@ -429,7 +429,7 @@ class Context:
         """The cover a `pytestmark` skip marker in this body gives its tests."""
         if not self.memo.setdefault("pytestmark", "pytestmark" in self.source.text):
             return guards.NONE
-        return guards.pytestmark_cover(body, self.qualify, self.guard_names)
+        return guards.pytestmark_cover(body, self.qualify, self.guard_names, self._probe_value)
 
     def _test(self, test: ast.AST) -> None:
         self.test_depth += 1

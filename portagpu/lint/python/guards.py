@@ -388,7 +388,7 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def pytestmark_cover(body: list[ast.stmt], qualify, guard_names=()) -> frozenset[str]:
+def pytestmark_cover(body: list[ast.stmt], qualify, guard_names=(), probe=None) -> frozenset[str]:
     """What a module's or class's `pytestmark = pytest.mark.skipif(<device
     test>, ...)` (or a list of marks) guards: every test defined beside it
     is skipped where the test fails (module-level statements still run)."""
@@ -400,7 +400,7 @@ def pytestmark_cover(body: list[ast.stmt], qualify, guard_names=()) -> frozenset
             and stmt.value is not None
         ):
             marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-            cover |= decorator_cover(marks, qualify, guard_names)
+            cover |= decorator_cover(marks, qualify, guard_names, probe)
     return cover
 
 
@@ -412,14 +412,15 @@ def is_skip_decorator(deco: ast.Call) -> bool:
     return (_last_name(deco.func) or "") in _SKIP_DECORATORS
 
 
-def decorator_cover(decorators: list[ast.expr], qualify, guard_names=()) -> frozenset[str]:
+def decorator_cover(decorators: list[ast.expr], qualify, guard_names=(), probe=None) -> frozenset[str]:
+    """`probe` says what a name in a skip test was assigned (`_HAS_GPU = torch.cuda.is_available()`)."""
     cover: set[str] = set()
     for deco in decorators:
         target = deco.func if isinstance(deco, ast.Call) else deco
         name = _last_name(target) or ""
         if isinstance(deco, ast.Call) and name in _SKIP_DECORATORS:
             for arg in deco.args[:1]:
-                cover |= test_cover(arg, qualify, guard_names)
+                cover |= test_cover(arg, qualify, guard_names, probe)
         elif "gpu" in _words(name):
             cover |= NON_CUDA  # @skip_if_no_gpu, @requires_gpu: a device check
         else:
