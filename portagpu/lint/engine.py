@@ -162,16 +162,16 @@ def lint_one(
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
-    from portagpu.lint.source import HEADER, header_language, is_stub, language_of
+    from portagpu.lint.source import SNIFFED, is_stub, language_of, sniffed_language
 
     if is_stub(path):
         return FileOutcome(path, [])
     config = config or LintConfig()
     rules = config.rules()
     language = language_of(path) or "python"
-    if language == HEADER:
-        language = header_language(text.encode("utf-8", "surrogatepass"))
-        if language is None:  # a plain C/C++ header
+    if language in SNIFFED:
+        language = sniffed_language(language, text.encode("utf-8", "surrogatepass"))
+        if language is None:  # plain C/C++
             return FileOutcome(path, [])
     scoped_out = out_of_scope(rules, path, language)
     if not _prescan({}, rules, language, scoped_out).wants(text):
@@ -232,11 +232,11 @@ class _Run:
         from portagpu.fileio import read_regular
         from portagpu.lint.cache import content_key
         from portagpu.lint.source import (
-            HEADER,
+            SNIFFED,
             Undecodable,
             decode_source,
-            header_language,
             is_stub,
+            sniffed_language,
         )
 
         result, cache = self.result, self.cache
@@ -265,9 +265,9 @@ class _Run:
             self.report(meta.meta_finding(meta.UNREADABLE, item.path, exc.strerror or str(exc), rules=self.by_id))
             return
         language = item.language
-        if language == HEADER:
-            language = header_language(data)
-            if language is None:  # a plain C/C++ header: nothing to lint, cached as such
+        if language in SNIFFED:
+            language = sniffed_language(language, data)
+            if language is None:  # plain C/C++: nothing to lint, cached as such
                 cache.remember_stat(item.real, st, NOT_CUDA_HEADER)
                 cache.put(NOT_CUDA_HEADER, [])
                 result.prescan_skipped += 1

@@ -18,6 +18,11 @@ from portagpu.lint import meta
 # A C/C++ header is linted as CUDA when its text holds device code (and is
 # never parsed as Python): see header_language.
 HEADER = "header"
+# A C++ source file is linted as CUDA when it holds device code or calls CUDA
+# (includes a CUDA runtime or library header: cuDNN, cuBLAS, NCCL, ...): see
+# cxx_language. Host code that calls cuDNN's graph API ports no more 1:1 than a .cu does.
+CXX = "cxx"
+SNIFFED = (HEADER, CXX)
 LANGUAGE_BY_SUFFIX = {
     ".py": "python",
     ".pyi": "python",
@@ -25,6 +30,7 @@ LANGUAGE_BY_SUFFIX = {
     ".cu": "cuda",
     ".cuh": "cuda",
     **dict.fromkeys((".h", ".hpp", ".hxx", ".hh", ".inl"), HEADER),
+    **dict.fromkeys((".cpp", ".cc", ".cxx", ".c++"), CXX),
 }
 
 # dependency lists (requirements*.txt, pyproject.toml): checked for NVIDIA-only pins
@@ -99,6 +105,27 @@ def header_language(data: bytes) -> str | None:
         return None
     head = data[:4096]
     return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
+
+
+# `#include <cuda_runtime.h>`, `"cudnn.h"`, `<cublasLt.h>`, `<nccl.h>`, `<nvrtc.h>`, `<mma.h>`
+_CUDA_INCLUDE = re.compile(
+    rb"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cuda[\w.]*|cudnn\w*|cublas\w*|cusparse\w*|cufft\w*|curand\w*"
+    rb"|cusolver\w*|cutensor\w*|nccl|nvrtc|nvml|mma|cooperative_groups|cub/|thrust/|cutlass/|cute/)",
+    re.MULTILINE,
+)
+
+
+def cxx_language(data: bytes) -> str | None:
+    """"cuda" for a C++ source with device code or CUDA calls (a CUDA include), else None."""
+    if header_language(data) is None and not (b"#" in data and b"include" in data and _CUDA_INCLUDE.search(data)):
+        return None
+    head = data[:4096]
+    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
+
+
+def sniffed_language(language: str, data: bytes) -> str | None:
+    """What a header or C++ source is linted as ("cuda"), or None: plain C/C++."""
+    return header_language(data) if language == HEADER else cxx_language(data)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 
 from portagpu.lint.discovery import Candidate, Problem, discover
 from portagpu.lint.engine import lint_paths
+from portagpu.lint.source import CXX
 
 
 def _names(items) -> list[str]:
@@ -42,12 +43,17 @@ def test_languages_gitignore_exclude_and_default_dirs(tmp_path, monkeypatch):
     assert "generated/g.py" in _names(items) and "third_party/t.py" not in _names(items)
 
 
-def test_cuda_sources_named_for_cpp_builds_are_cuda_and_plain_cc_is_not(tmp_path, monkeypatch):
+def test_cuda_sources_named_for_cpp_builds_are_cuda_and_plain_cc_is_sniffed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _touch(tmp_path, "ops/gelu.cu.cc", "ops/scan.cu.cpp", "ops/host.cc", "ops/host.cpp")
     items = list(discover(["."], root=tmp_path))
-    assert _names(items) == ["ops/gelu.cu.cc", "ops/scan.cu.cpp"]
-    assert {i.language for i in items if isinstance(i, Candidate)} == {"cuda"}
+    assert _names(items) == ["ops/gelu.cu.cc", "ops/host.cc", "ops/host.cpp", "ops/scan.cu.cpp"]
+    languages = {i.path.replace(os.sep, "/"): i.language for i in items if isinstance(i, Candidate)}
+    assert languages["ops/gelu.cu.cc"] == languages["ops/scan.cu.cpp"] == "cuda"
+    # plain C++ is read before it is linted: CUDA when it calls CUDA, else nothing
+    assert languages["ops/host.cc"] == languages["ops/host.cpp"] == CXX
+    # named on the command line it is the same, never Python
+    assert [i.language for i in discover(["ops/host.cpp"], root=tmp_path)] == [CXX]
 
 
 def test_explicit_file_is_linted_and_listed_once(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from portagpu.lint.config import LintConfig
 from portagpu.lint.engine import lint_one, lint_paths
 from portagpu.lint.model import LintSettings
 from portagpu.lint.salvage import blank_bad_lines, string_module
-from portagpu.lint.source import HEADER, header_language, language_of
+from portagpu.lint.source import CXX, HEADER, cxx_language, header_language, language_of
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "lint_cuda_classes"
 EXPECT = re.compile(r"expect: ((?:PG\d{3}\s*)+)")
@@ -50,7 +50,7 @@ def test_every_expected_finding_and_nothing_else(linted):
     assert linted == _expected()
 
 
-@pytest.mark.parametrize("name", ["kernels/host_only.hpp", "kernels/hip_port.h"])
+@pytest.mark.parametrize("name", ["kernels/host_only.hpp", "kernels/hip_port.h", "host/plain_math.cc"])
 def test_headers_without_cuda_work_are_quiet_and_never_python(linted, name):
     assert not [f for f in linted if f[0] == name]
 
@@ -68,6 +68,16 @@ def test_header_language_is_decided_by_content():
     # a GPU toolkit's own header (installed or vendored) is not project code
     notice = b"/* NOTICE TO LICENSEE: ... (\"Licensed Deliverables\") ... */\n"
     assert header_language(notice + b"__device__ int f();") is None
+
+
+def test_cxx_language_is_decided_by_content():
+    assert language_of("ops/host.cpp") == CXX and language_of("x.cc") == CXX
+    assert cxx_language(b"__global__ void k() {}") == "cuda"
+    assert cxx_language(b"#include <cublasLt.h>\nint f();\n") == "cuda"
+    assert cxx_language(b'#include "cudnn_frontend.h"\n') == "cuda"
+    assert cxx_language(b"#include <vector>\nint f() { return 32; }\n") is None
+    # a comment naming CUDA is not an include
+    assert cxx_language(b"// ported from #include <cuda_runtime.h>\nint f();\n") is None
 
 
 def test_a_header_named_on_stdin_is_linted_as_cuda_or_not_at_all():

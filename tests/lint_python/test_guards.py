@@ -119,6 +119,32 @@ def test_a_file_named_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path)
         assert [f.code for f in result.findings] == expected, name
 
 
+def test_a_folder_named_for_nvidia_is_a_dispatch_side_only_beside_another_side(tmp_path) -> None:
+    """mylib/cuda/ops.py beside mylib/cpu/ (or rocm/, a reference.py) is one
+    side of a dispatch; a cuda/ folder with no counterpart is the project's
+    only path and is checked. An AMD-named folder is always AMD's side."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_paths
+
+    code = "import torch\n\ndef sync():\n    torch.cuda.synchronize()\n"
+    layouts = {
+        "alone": ("cuda", ["utils.py"], ["PG101"]),
+        "beside_cpu": ("cuda", ["cpu/__init__.py"], []),
+        "beside_reference": ("nvidia", ["reference.py"], []),
+        "amd_folder": ("rocm", [], []),
+    }
+    for name, (vendor, siblings, expected) in layouts.items():
+        package = tmp_path / name / "mylib"
+        for sibling in siblings:
+            (package / sibling).parent.mkdir(parents=True, exist_ok=True)
+            (package / sibling).write_text("x = 1\n")
+        module = package / vendor / "ops.py"
+        module.parent.mkdir(parents=True, exist_ok=True)
+        module.write_text(code)
+        result = lint_paths([module], LintConfig(select=("PG101",), cache=False))
+        assert [f.code for f in result.findings] == expected, name
+
+
 def test_a_class_named_for_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path) -> None:
     """`class CudaRNGTracker:` with no CPU/MPS/ROCm counterpart (in the module
     or a sibling file) is a class about CUDA: its torch.cuda calls are checked.

@@ -498,17 +498,27 @@ def _dispatch_stem_cover(stem: str) -> frozenset[str]:
 
 def path_cover(path: str) -> frozenset[str]:
     """A module inside a vendor-named package is that vendor's backend (every
-    target); a file named for a vendor's side of a dispatch (nvml.py,
+    target): an AMD- or Apple-named one always, an NVIDIA-named one (cuda/,
+    nvidia/) beside another side's file or folder; a file named for a vendor's side of a dispatch (nvml.py,
     cuda_backend.py, gemm_sm90.py) covers like a vendor name. A file named
     just `cuda` (cuda.py, _cuda.py) is a dispatch side only beside another
     device's file or folder (rocm.py, cpu.py, mps/): a utils/cuda.py among
     checkpoint and logging helpers is a module about CUDA, checked as such."""
     parts = re.split(r"[\\/]", _project_relative(path))
     stem = parts[-1].rsplit(".", 1)[0]
-    for part in parts[:-1]:
-        # only a directory named just for a vendor (not "cuda-projects/")
+    folder = os.path.dirname(os.path.abspath(path))
+    folders = []  # (name, its path on disk), innermost first
+    for part in reversed(parts[:-1]):
+        folders.append((part, folder))
+        folder = os.path.dirname(folder)
+    for part, where in reversed(folders):
+        # only a directory named just for a vendor (not "cuda-projects/"): an AMD
+        # or Apple one is that side; an NVIDIA one only beside another side
+        # (torch/cuda/ beside mps/, triton/backends/nvidia/ beside amd/): a
+        # mylib/cuda/ with no counterpart is the project's only path, checked as such
         if len(_words(part)) == 1 and _word_cover(part):
-            return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
+            if not _names_nvidia(part) or sibling_has_other_side(where):
+                return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
     cover = _dispatch_stem_cover(stem)
     # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
     if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not sibling_has_other_side(path):
@@ -522,6 +532,13 @@ _OTHER_SIDES = frozenset(
     "cpu mps xpu npu tpu hpu rocm hip amd metal xla mlu musa intel ascend habana vulkan opencl sycl "
     "torch triton reference fallback generic default naive native python numpy".split()
 )
+
+
+def _names_nvidia(name: str) -> bool:
+    """A one-word name of NVIDIA's side: cuda, nvidia, cudnn, sm90."""
+    return bool(_NVIDIA_ARCH.search(name.lower())) or any(
+        w.startswith(_NVIDIA_PREFIXES + _CUDA_PREFIXES) for w in _words(name)
+    )
 
 
 def _other_side_words(words: Iterable[str]) -> bool:
