@@ -100,21 +100,34 @@ def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     # no include here (a header pulled in elsewhere, an embedded string): the
     # library's first use outside HIP-guarded code, once per file
     conditional = _library_conditionals(unit, prefixes)
-    names = ("namespace_identifier",) if namespaces else ()
+    names = ("namespace_identifier", "using_declaration") if namespaces else ()
     names += ("identifier", "type_identifier") if prefixes else ()
+    first = None
     for node in unit.nodes(*names) if names else ():
-        name = text_of(node)
-        if node.type == "namespace_identifier":
-            what = f"{name}::" if name in namespaces else None
-        else:
-            what = name if name.startswith(prefixes) else None
+        if first is not None and node.start_byte >= first[0].start_byte:
+            continue
+        what = _library_name(node, namespaces, prefixes)
         if (
             what is not None
             and not unit.is_guarded(node.start_byte)
             and not any(a <= node.start_byte < b for a, b in conditional)
         ):
-            yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
-            return
+            first = (node, what)
+    if first is not None:
+        node, what = first
+        yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
+
+
+def _library_name(node, namespaces: tuple[str, ...], prefixes: tuple[str, ...]) -> str | None:
+    """What names the library at `node`: `wmma::`, `using namespace nvcuda;`, a prefixed name."""
+    if node.type == "using_declaration":  # `using namespace nvcuda;` (`using nvcuda::wmma::fragment;`)
+        target = node.named_children[-1] if node.named_children else None
+        head = text_of(target).split("::", 1)[0].strip() if target is not None else ""
+        return f"using {text_of(target)}" if head in namespaces else None
+    name = text_of(node)
+    if node.type == "namespace_identifier":
+        return f"{name}::" if name in namespaces else None
+    return name if name.startswith(prefixes) else None
 
 
 _INCLUDE = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]')

@@ -174,6 +174,11 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
     elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         hit = any(any(n in _assigned_name(t).lower() for n in names) for t in targets)
+        # `loc = f"cuda:{rank}"` ... `torch.load(path, map_location=loc)`: a name of
+        # any kind that the same function (or module) then hands over as a device
+        hit = hit or any(
+            isinstance(t, ast.Name) and _used_as_device(ctx, t.id, keywords, functions) for t in targets
+        )
     elif isinstance(parent, ast.arguments):
         hit = any(n in _default_owner(parent, subject).lower() for n in names)
     elif isinstance(parent, ast.Dict):
@@ -188,6 +193,26 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
             else "fails where there is no CUDA device"
         )
         ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown, effect=effect)
+
+
+def _used_as_device(ctx: Context, name: str, keywords, functions) -> bool:
+    """`name` is given as a device in the innermost function around the
+    current node (or the module): a device keyword (`map_location=name`), a
+    device function's first argument (`torch.device(name)`) or `.to(name)`."""
+    scope = next(
+        (n for n in reversed(ctx.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), ctx.tree
+    )
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        if any(k.arg in keywords and isinstance(k.value, ast.Name) and k.value.id == name for k in node.keywords):
+            return True
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Name) and first.id == name and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr == "to") or _callee(ctx, node.func) in functions
+        ):
+            return True
+    return False
 
 
 def _callee(ctx: Context, func: ast.AST) -> str | None:
