@@ -20,6 +20,7 @@ from portagpu.cuda.unit import (
     const_value,
     declared_names,
     enclosing_function,
+    eval_constant_text,
     int_value,
     unwrap,
 )
@@ -215,11 +216,37 @@ def _exponent_down(loop: Any, start: int) -> bool:
     )
 
 
-def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+def _named_half_warp(unit: CudaUnit, loop: Any) -> tuple[str, Any] | None:
+    """A loop whose first offset is a constant named for 16 (`#define HALF_WARP 16`,
+    `constexpr int kHalf = 16`) defined in this file: (loop variable, the
+    definition's value node). A symbolic constant is reported where it is defined."""
+    for var, value in _loop_inits(loop):
+        value = unwrap(value)
+        if value is None or value.type != "identifier":
+            continue
+        name = text_of(value)
+        decl = unit.declarations_in_scope(loop).get(name)
+        if decl is not None and decl[1] is not None:
+            if const_value(decl[1]) == 16:
+                return var, unwrap(decl[1])
+            continue
+        macro = unit.macros.get(name)
+        if macro is not None and eval_constant_text(unit.macro_value(name) or "", unit.macro_value) == 16:
+            return var, macro.child_by_field_name("value")
+    return None
 
+
+def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
+    named_seen: set[int] = set()
     for loop in unit.nodes("for_statement"):
         var_start = _loop_variable(loop)
         if var_start is None:
+            named = _named_half_warp(unit, loop)
+            if named is not None and named[1] is not None and named[1].start_byte not in named_seen:
+                var, definition = named
+                if _shuffles_with(loop, var):
+                    named_seen.add(definition.start_byte)
+                    yield Hit(definition.start_byte, definition.end_byte, {"shape": "offsets 16 down to 1, from a named half warp"})
             continue
         var, start = var_start
         downward = start == 16
