@@ -151,6 +151,10 @@ def check_cuda_file(
     selected = cuda_rules(rules)
     if not selected:
         return []
+    from portagpu.lint.python.guards import cuda_side_of_vendor_folders
+
+    if cuda_side_of_vendor_folders(path):
+        return []  # the build takes the rocm/ twin for AMD: a platform switch
     unit = CudaUnit(text, tuple(settings.guard_macros))
     ensure_parseable(unit)
 

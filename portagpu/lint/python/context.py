@@ -427,7 +427,10 @@ class Context:
 
     def _pytestmarks(self, body: list[ast.stmt]) -> frozenset[str]:
         """The cover a `pytestmark` skip marker in this body gives its tests."""
-        if not self.memo.setdefault("pytestmark", "pytestmark" in self.source.text):
+        marked = self.memo.get("pytestmark")
+        if marked is None:  # searched once per file: this runs for every block
+            marked = self.memo["pytestmark"] = "pytestmark" in self.source.text
+        if not marked:
             return guards.NONE
         return guards.pytestmark_cover(body, self.qualify, self.guard_names, self._probe_value)
 

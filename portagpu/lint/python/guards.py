@@ -534,6 +534,50 @@ _OTHER_SIDES = frozenset(
 )
 
 
+def cuda_side_of_vendor_folders(path: str) -> bool:
+    """A source inside a folder named for NVIDIA (`backends/gpu/cuda/`) whose
+    AMD-named sibling folder (`backends/gpu/rocm/`) holds its twin (the same
+    place and name, vendor words aside: cuda_device_function.h beside
+    rocm_device_function.h): the CUDA half of a per-vendor pair the build
+    picks from, never compiled for AMD. A folder of CUDA kernels next to a
+    few AMD-only files (hipified for AMD at build time) is not a pair."""
+    parts = re.split(r"[\\/]", _project_relative(path))
+    folder = os.path.dirname(os.path.abspath(path))
+    below: list[str] = []  # the path under the current folder, outermost first
+    for part in reversed(parts[:-1]):
+        if len(_words(part)) == 1 and _names_nvidia(part):
+            parent = os.path.dirname(folder)
+            try:
+                siblings = [n for n in os.listdir(parent) if n != part and _amd_words(_words(n))]
+            except OSError:
+                return False
+            for sibling in siblings:
+                if _holds_twin(os.path.join(parent, sibling, *below), os.path.basename(path)):
+                    return True
+        below.insert(0, part)
+        folder = os.path.dirname(folder)
+    return False
+
+
+def _holds_twin(folder: str, name: str) -> bool:
+    """`folder` holds a file named as `name` is once vendor words are dropped."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    own = _neutral_stem(name)
+    return any(_neutral_stem(n) == own for n in names)
+
+
+def _neutral_stem(name: str) -> tuple[str, ...]:
+    stem = name.split(".", 1)[0]
+    return tuple(w for w in _words(stem) if not (_names_nvidia(w) or _amd_words([w])))
+
+
+def _amd_words(words: Iterable[str]) -> bool:
+    return any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words)
+
+
 def _names_nvidia(name: str) -> bool:
     """A one-word name of NVIDIA's side: cuda, nvidia, cudnn, sm90."""
     return bool(_NVIDIA_ARCH.search(name.lower())) or any(
