@@ -35,6 +35,14 @@ DEFAULT_NAMES = (
 )
 
 
+# the warp width as its log2, 5 (`LOG_WARP_SIZE = 5`, `kWarpShift`, `WARP_BITS`)
+LOG_NAMES = re.compile(
+    r"^(?:\w+_)?(?:k_?)?(?:log2?_?(?:warp|wave(?:front)?)(?:_?(?:size|width|lanes|sz))?"
+    r"|(?:warp|wave(?:front)?)_?(?:size_?)?(?:shift|log2?|bits))$",
+    re.IGNORECASE,
+)
+
+
 def _name_pattern(options: Options) -> re.Pattern[str]:
     names = tuple(options.get("names", ())) or DEFAULT_NAMES
     return re.compile(r"^(?:" + "|".join(names) + r")$", re.IGNORECASE)
@@ -45,20 +53,21 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for node in unit.nodes("preproc_def"):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
-        if name is None or value is None or not pattern.match(text_of(name)):
+        if name is None or value is None:
             continue
-        if eval_constant_text(strip_comments(text_of(value)), unit.macro_value) != 32:
+        wanted = 5 if LOG_NAMES.match(text_of(name)) else 32 if pattern.match(text_of(name)) else None
+        if wanted is None or eval_constant_text(strip_comments(text_of(value)), unit.macro_value) != wanted:
             continue
-        at = value.text.find(b"32")
+        at = value.text.find(str(wanted).encode())
         # `#define WARP_SIZE 32`, without a trailing comment; else the whole value
-        end = value.start_byte + at + 2 if at >= 0 else value.start_byte + len(value.text.rstrip())
+        end = value.start_byte + at + len(str(wanted)) if at >= 0 else value.start_byte + len(value.text.rstrip())
         yield Hit(node.start_byte, end, {"name": text_of(name)})
     for decl in unit.nodes("declaration", "field_declaration"):
         for name, init in declared_names(decl):
-            if (
-                init is not None
-                and pattern.match(name)
-                and (const_value(init) == 32 or _capped_at_32(init))
+            if init is None:
+                continue
+            if (pattern.match(name) and (_constant(unit, init) == 32 or _capped_at_32(init))) or (
+                LOG_NAMES.match(name) and _constant(unit, init) == 5
             ):
                 yield Hit(decl.start_byte, decl.end_byte, {"name": name})
     yield from _halved_widths(unit, pattern)
@@ -66,13 +75,50 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     for node in unit.nodes("enumerator", "optional_parameter_declaration"):
         name = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         value = node.child_by_field_name("value") or node.child_by_field_name("default_value")
-        if name is None or value is None or const_value(value) != 32:
+        if name is None or value is None:
+            continue
+        if node.type == "enumerator" and LOG_NAMES.match(text_of(name)) and _constant(unit, value) == 5:
+            yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+            continue
+        # an enumerator's value may name its siblings (`1 << LOG_WARP`); a parameter's
+        # default naming a constant (`int width = kWarpSize`) is that constant's use
+        value_32 = _constant(unit, value) if node.type == "enumerator" else const_value(value)
+        if value_32 != 32:
             continue
         if pattern.match(text_of(name)) or (
             node.type == "optional_parameter_declaration"
             and (parameter_passed_as(unit, node, text_of(name), WIDTH) or _shuffle_width(node, text_of(name)))
         ):
             yield Hit(node.start_byte, node.end_byte, {"name": text_of(name)})
+
+
+def _constant(unit: CudaUnit, value) -> int | None:
+    """A constant expression's value, names included: the file's macros, the
+    enumerators of the same enum and constants in scope
+    (`enum { LOG_WARP = 5, WARP = 1 << LOG_WARP }`)."""
+    found = const_value(value)
+    if found is not None or value.type in ("number_literal", "call_expression"):
+        return found
+    enumerators = {}
+    if value.parent is not None and value.parent.type == "enumerator" and value.parent.parent is not None:
+        for item in value.parent.parent.named_children:
+            name, val = item.child_by_field_name("name"), item.child_by_field_name("value")
+            if name is not None and val is not None:
+                enumerators[text_of(name)] = text_of(val)
+    declarations = None
+
+    def lookup(name: str) -> str | None:
+        nonlocal declarations
+        if name in enumerators:
+            return enumerators[name]
+        if name in unit.macros:
+            return unit.macro_value(name)
+        if declarations is None:
+            declarations = unit.declarations_in_scope(value)
+        decl = declarations.get(name)
+        return text_of(decl[1]) if decl is not None and decl[1] is not None else None
+
+    return eval_constant_text(text_of(value), lookup)
 
 
 def _shuffle_width(parameter, name: str) -> bool:

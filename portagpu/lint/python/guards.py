@@ -290,8 +290,11 @@ def test_cover(
 
 def negated_device_test(test: ast.AST, qualify) -> bool:
     """`x.device != "cuda"`, `x.device.type != torch.device("cuda")`,
-    `not x.is_cuda`: a device test whose true branch runs off CUDA."""
+    `not x.is_cuda`, `torch.cuda.device_count() < world_size`: a device test
+    whose true branch runs off CUDA (no device is fewer than any count)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    if _fewer_devices_than(test, qualify):
         return True
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
         for side in (test.left, test.comparators[0]):
@@ -304,6 +307,31 @@ def negated_device_test(test: ast.AST, qualify) -> bool:
             ):
                 return True
     return False
+
+
+def _is_device_count(node: ast.AST, qualify) -> bool:
+    if isinstance(node, ast.Call):
+        node = node.func
+        return (qualify(node) or "").endswith(".device_count")
+    return isinstance(node, (ast.Name, ast.Attribute)) and _device_presence(_last_name(node) or "")
+
+
+def _fewer_devices_than(test: ast.AST, qualify) -> bool:
+    """`count < k`, `count <= 0`, `count == 0`, `k > count`: true with no device at all."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if _is_device_count(right, qualify) and not _is_device_count(left, qualify):
+        left, right = right, left  # `k > count` reads as `count < k`
+        op = {ast.Gt: ast.Lt(), ast.GtE: ast.LtE(), ast.Lt: ast.Gt(), ast.LtE: ast.GtE()}.get(type(op), op)
+    if not _is_device_count(left, qualify):
+        return False
+    bound = right.value if isinstance(right, ast.Constant) and isinstance(right.value, int) else None
+    if isinstance(op, ast.Lt):
+        return bound is None or bound > 0
+    if isinstance(op, ast.LtE):
+        return bound is None or bound >= 0
+    return isinstance(op, ast.Eq) and bound == 0
 
 
 _VERSION_CALLS = ("parse", "Version", "parse_version", "LooseVersion", "StrictVersion")

@@ -451,6 +451,9 @@ _DEVICE_NAMES = frozenset({"cuda", "cpu", "mps", "xpu", "hip"})
 
 
 def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        # `args.backend == "gpu" and torch.cuda.is_available()`: CUDA when both hold
+        return any(_is_cuda_available(ctx, value) for value in test.values)
     if ctx.qualify(getattr(test, "func", None) or test) == "torch.cuda.is_available":
         return True
     value = ctx.assigned_value(test) if isinstance(test, ast.Name) else None
@@ -460,12 +463,13 @@ def _is_cuda_available(ctx: Context, test: ast.AST) -> bool:
     )
 
 
-def _gpu_option(test: ast.AST) -> bool:
+def _gpu_option(ctx: Context, test: ast.AST) -> bool:
     """The test reads a name for the GPU option itself (`opt.gpus`, `n_gpu`,
-    `args.cuda`, `use_cuda`): the user picks CUDA or the CPU."""
+    `args.cuda`, `use_cuda`): the user picks CUDA or the CPU. A torch API
+    (`func is torch.cuda.amp.autocast`) is no user's option."""
     for sub in ast.walk(test):
         name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else None
-        if name and guards.names_gpu_option(name):
+        if name and guards.names_gpu_option(name) and not (ctx.qualify(sub) or "").startswith("torch."):
             return True
     return False
 
@@ -477,7 +481,7 @@ def cuda_or_cpu_choice(node: ast.IfExp | ast.If, ctx: Context, rule: Rule) -> No
     user's GPU option: `if opt.gpus[0] >= 0:`, `if args.use_cuda:`): a choice
     whose two sides are exactly CUDA and the CPU leaves Apple GPUs out. Other
     tests (`if backend == "nccl":`, a feature flag) choose for other reasons."""
-    if not (_is_cuda_available(ctx, node.test) or _gpu_option(node.test)):
+    if not (_is_cuda_available(ctx, node.test) or _gpu_option(ctx, node.test)):
         return
     if isinstance(node, ast.IfExp):
         chosen = (_device_literal(ctx, node.body), _device_literal(ctx, node.orelse))

@@ -2,7 +2,7 @@
 #ifndef LAUNCH_CONSTS_H
 #define LAUNCH_CONSTS_H
 
-#define LOG2_WARP 5U
+#define LOG2_WARP 5U  // expect: PG508
 #define WARP_SIZE (1U << LOG2_WARP)  // expect: PG508
 #define BITS_PER_WORD 32
 #define ROWS_PER_BLOCK (4 * WARP_SIZE)
