@@ -20,12 +20,13 @@ FULL_MASK = "PORTAGPU_FULL_MASK"
 WIDE_TYPE = "unsigned long long"
 
 
-def typed_warp(suffix: str) -> str:
-    """PORTAGPU_WARP_SIZE with the type a literal's suffix gave 32 (`32U` is unsigned)."""
+def typed_warp(suffix: str, constant: str = WARP) -> str:
+    """PORTAGPU_WARP_SIZE (or another constant) with the type a literal's suffix
+    gave it (`32U` is unsigned)."""
     kind = {"u": "unsigned", "l": "long", "ul": "unsigned long", "lu": "unsigned long",
             "ll": "long long", "ull": "unsigned long long", "llu": "unsigned long long"}.get(
         suffix.lower())
-    return f"(({kind}){WARP})" if kind else WARP
+    return f"(({kind}){constant})" if kind else constant
 
 
 @dataclass(frozen=True)
@@ -165,24 +166,29 @@ def fix_shuffle_loop(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
 
 
 def fix_warp_size_constant(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:
+    from portagpu.cuda.warp.warp_size_constant import LOG_NAMES
+
     node = _node(unit, hit)
     if node is None:
         return None
+    # the width itself (32 -> PORTAGPU_WARP_SIZE) or its log2 (5 -> PORTAGPU_WARP_SHIFT)
+    log2 = bool(LOG_NAMES.match(str(hit.values.get("name", ""))))
+    number, constant = (5, SHIFT) if log2 else (32, WARP)
     if node.type == "preproc_def":
         value = node.child_by_field_name("value")
         if value is None:
             return None
-        # preproc_arg is unparsed text: the 32 with its suffix (`32U` stays unsigned)
-        match = re.search(rb"\b32([uUlL]*)\b", value.text)
+        # preproc_arg is unparsed text: the number with its suffix (`32U` stays unsigned)
+        match = re.search(rb"\b%d([uUlL]*)\b" % number, value.text)
         if match is None:
             return None
         start = value.start_byte + match.start()
-        return [ByteEdit(start, value.start_byte + match.end(), typed_warp(match.group(1).decode()))]
-    literal = _literal_within(node, 32)
+        return [ByteEdit(start, value.start_byte + match.end(), typed_warp(match.group(1).decode(), constant))]
+    literal = _literal_within(node, number)
     if literal is None:
         return None
     suffix = (int_value(literal) or (0, ""))[1]
-    return [ByteEdit(literal.start_byte, literal.end_byte, typed_warp(suffix))]
+    return [ByteEdit(literal.start_byte, literal.end_byte, typed_warp(suffix, constant))]
 
 
 def fix_warpsize_constant_context(unit: CudaUnit, hit: Hit) -> list[ByteEdit] | None:

@@ -209,6 +209,17 @@ def test_a_mask_returned_by_a_function_or_passed_through_a_wrapper_is_rewritten(
     assert "0xffffffff" not in body
 
 
+def test_a_warp_width_written_as_its_log2_becomes_the_native_shift():
+    source = (
+        "#define LOG2_WARP_SIZE 5U\n"
+        "constexpr int kWarpShift = 5;\n"
+        "__global__ void k(int* x) { x[threadIdx.x >> LOG2_WARP_SIZE] = threadIdx.x >> kWarpShift; }\n"
+    )
+    body = _fixed(source)
+    assert "#define LOG2_WARP_SIZE ((unsigned)PORTAGPU_WARP_SHIFT)" in body
+    assert "constexpr int kWarpShift = PORTAGPU_WARP_SHIFT;" in body
+
+
 def test_a_ballot_function_kept_in_32_bits_by_its_caller_is_widened():
     source = (
         "__device__ unsigned long long vote(bool p) { return __ballot_sync(~0ull, p); }\n"
