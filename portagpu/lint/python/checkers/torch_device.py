@@ -293,7 +293,9 @@ def torch_cuda_amp(node: ast.AST, ctx: Context, rule: Rule) -> None:
     new, device_arg = api["replacement"], api["device_arg"]
     shown = f"{new}({device_arg}, ...)"
     parent = ctx.parent()
-    if not _amp_use(node, parent):
+    chosen = isinstance(parent, ast.IfExp) and node in (parent.body, parent.orelse)
+    # `scope = torch.cuda.amp.autocast if fp16 else nullcontext`: chosen as a value, then bound
+    if not (_amp_use(parent, ctx.parent(2)) if chosen else _amp_use(node, parent)):
         return  # `func is torch.cuda.amp.autocast`, tables of known APIs: not a use
     base = torch_base(ctx, node) if isinstance(node, ast.Attribute) else None
     fix = Fix("suggestion", f"Use `{shown}`")
