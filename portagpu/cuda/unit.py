@@ -123,15 +123,30 @@ def guarded_spans(text: str, macros: tuple[str, ...]) -> list[tuple[int, int]]:
     spans = _conditional_chains(text, names)
     if not spans:
         return spans
+    derived = _defined_inside(text, spans) - names
+    if derived:
+        spans = _conditional_chains(text, names | derived)
+    return _merged(spans)
+
+
+def _defined_inside(text: str, spans: list[tuple[int, int]]) -> frozenset[str]:
+    """Macros #defined only inside the given spans (never outside them)."""
     inside: set[str] = set()
     outside: set[str] = set()
     for match in _DEFINE.finditer(text):
         at = len(text[: match.start()].encode("utf-8", "surrogatepass")) if not text.isascii() else match.start()
         (inside if any(a <= at < b for a, b in spans) else outside).add(match.group(1))
-    derived = inside - outside - names
-    if derived:
-        spans = _conditional_chains(text, names | derived)
-    return _merged(spans)
+    return frozenset(inside - outside)
+
+
+def switch_macros_defined(text: str, macros: tuple[str, ...] = ()) -> frozenset[str]:
+    """The project macros a header #defines only inside a vendor switch
+    (`#if defined(__HIP_PLATFORM_AMD__) #define X_HIP #else #define X_CUDA #endif`):
+    files that include it test them as switches."""
+    if "#" not in text or "define" not in text:
+        return frozenset()
+    spans = _conditional_chains(text, frozenset(macros))
+    return _defined_inside(text, spans) if spans else frozenset()
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

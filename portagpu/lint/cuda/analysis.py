@@ -8,6 +8,8 @@ for .cu files, or through a locator for sources embedded in Python.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -140,6 +142,37 @@ def ensure_parseable(unit: CudaUnit) -> None:
         raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
 
 
+# a project macro tested by name that says CUDA (`MSCCLPP_DEVICE_CUDA`, `MYLIB_NVCC`);
+# the toolkit's own (`__CUDA_ARCH__`, `CUDA_VERSION`) never name a switch
+_CUDA_NAMED_TEST = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b.*\b([A-Z][A-Z0-9]*_(?:\w*_)?(?:CUDA|NVCC|NVIDIA))\b", re.M)
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+MAX_INCLUDES = 8
+
+
+def included_switches(path: str, text: str, macros: tuple[str, ...]) -> tuple[str, ...]:
+    """Project macros named for CUDA that this file tests and that a header it
+    includes (`#include "device.hpp"`, beside it) defines only inside a vendor
+    switch: the platform header's switch reaches every file that includes it.
+    Asked only when such a test is there."""
+    tested = set(_CUDA_NAMED_TEST.findall(text)) - set(macros)
+    if not tested:
+        return ()
+    from portagpu.cuda.unit import switch_macros_defined
+    from portagpu.fileio import read_regular
+
+    folder = os.path.dirname(os.path.abspath(path))
+    found: set[str] = set()
+    for name in _LOCAL_INCLUDE.findall(text)[:MAX_INCLUDES]:
+        try:
+            header = read_regular(os.path.join(folder, name)).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            continue  # not beside this file (an include path we do not know)
+        found |= switch_macros_defined(header, macros) & tested
+        if found == tested:
+            break
+    return tuple(sorted(found))
+
+
 def check_cuda_file(
     path: str, text: str, rules: Sequence[Rule], settings: LintSettings
 ) -> list[Finding]:
@@ -155,7 +188,8 @@ def check_cuda_file(
 
     if cuda_side_of_vendor_folders(path):
         return []  # the build takes the rocm/ twin for AMD: a platform switch
-    unit = CudaUnit(text, tuple(settings.guard_macros))
+    guard_macros = tuple(settings.guard_macros) + included_switches(path, text, tuple(settings.guard_macros))
+    unit = CudaUnit(text, guard_macros)
     ensure_parseable(unit)
 
     def locate(start: int, end: int) -> tuple[int, int, int, int]:
