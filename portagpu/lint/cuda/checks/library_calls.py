@@ -26,15 +26,31 @@ def _matches(name: str, api: dict[str, Any]) -> bool:
     )
 
 
+def _index(rule: Rule) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], list[dict[str, Any]]]:
+    """(exact name -> api, every prefix, the apis): most identifiers are no
+    library's, and one dict lookup and one startswith say so."""
+    apis = [api for api in rule.options.get("apis", ()) if isinstance(api, dict)]
+    exact: dict[str, dict[str, Any]] = {}
+    for api in reversed(apis):  # the first api listed wins, as before
+        for name in (*api.get("names", ()), *api.get("namespaces", ())):
+            exact[name] = api
+    prefixes = tuple(p for api in apis for p in api.get("prefixes", ()))
+    return exact, prefixes, apis
+
+
 @checker("library_calls")
 def library_calls(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
-    apis = [api for api in rule.options.get("apis", ()) if isinstance(api, dict)]
+    exact, prefixes, apis = _index(rule)
     lines: set[tuple[int, str]] = set()
     for node in unit.nodes(*_NAME_NODES):
         name = text_of(node)
-        api = next((a for a in apis if _matches(name, a)), None)
+        api = exact.get(name)
         if api is None:
-            continue
+            if not (prefixes and name.startswith(prefixes)):
+                continue
+            api = next((a for a in apis if _matches(name, a)), None)
+            if api is None:
+                continue
         line = node.start_point[0]
         if (line, api.get("library", "")) in lines:
             continue

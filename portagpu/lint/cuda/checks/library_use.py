@@ -103,16 +103,18 @@ def _library_use(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     names = ("namespace_identifier", "using_declaration") if namespaces else ()
     names += ("identifier", "type_identifier") if prefixes else ()
     first = None
-    for node in unit.nodes(*names) if names else ():
-        if first is not None and node.start_byte >= first[0].start_byte:
-            continue
-        what = _library_name(node, namespaces, prefixes)
-        if (
-            what is not None
-            and not unit.is_guarded(node.start_byte)
-            and not any(a <= node.start_byte < b for a, b in conditional)
-        ):
-            first = (node, what)
+    for kind in names:  # each kind's nodes come in file order: its first hit is its earliest
+        for node in unit.nodes(kind):
+            if first is not None and node.start_byte >= first[0].start_byte:
+                break
+            what = _library_name(node, namespaces, prefixes)
+            if (
+                what is not None
+                and not unit.is_guarded(node.start_byte)
+                and not any(a <= node.start_byte < b for a, b in conditional)
+            ):
+                first = (node, what)
+                break
     if first is not None:
         node, what = first
         yield Hit(node.start_byte, node.end_byte, {"library": library, "what": what})
