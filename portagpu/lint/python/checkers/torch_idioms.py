@@ -27,11 +27,23 @@ def torch_cuda_tensor_type(node: ast.AST, ctx: Context, rule: Rule) -> None:
         return  # a longer chain is reported where it ends
     if isinstance(ctx.parent(), (ast.List, ast.Tuple, ast.Set, ast.Dict)):
         return  # a table of tensor types (type checks, dispatch maps) uses none of them
+    if _type_test(node, ctx.parent()):
+        return  # `isinstance(t, torch.cuda.FloatTensor)` is False off CUDA: only building one raises
     replacement = f"dtype={dtype}, device=device"
     if isinstance(ctx.parent(), ast.Call) and ctx.parent().func is not node:  # type: ignore[union-attr]
         replacement = f"x.to(device, {dtype})"  # x.type(torch.cuda.HalfTensor)
     ctx.report(
         rule, node, Fix("suggestion", f"Use `{replacement}`"), name=qual, replacement=replacement
+    )
+
+
+def _type_test(node: ast.AST, parent: ast.AST | None) -> bool:
+    """The class as the type a test compares with: isinstance/issubclass's
+    second argument, or a side of `type(t) == ...` / `is`."""
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name):
+        return parent.func.id in ("isinstance", "issubclass") and parent.args[1:2] == [node]
+    return isinstance(parent, ast.Compare) and all(
+        isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in parent.ops
     )
 
 
