@@ -145,6 +145,22 @@ def test_a_folder_named_for_nvidia_is_a_dispatch_side_only_beside_another_side(t
         assert [f.code for f in result.findings] == expected, name
 
 
+def test_a_module_named_for_nvidia_beside_its_amd_twin_is_one_side_of_a_pair(tmp_path) -> None:
+    """gpu_nvidia.py beside gpu_amd.py (a dispatcher picks one) is NVIDIA's side:
+    its NVML use needs no AMD path of its own; alone, it does."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_paths
+
+    for name, siblings, expected in (("alone", ["gpu.py"], ["PG201"]), ("paired", ["gpu.py", "gpu_amd.py"], [])):
+        folder = tmp_path / name
+        folder.mkdir()
+        for sibling in siblings:
+            (folder / sibling).write_text("x = 1\n")
+        (folder / "gpu_nvidia.py").write_text("import pynvml\npynvml.nvmlInit()\n")
+        result = lint_paths([folder / "gpu_nvidia.py"], LintConfig(select=("PG201",), cache=False))
+        assert [f.code for f in result.findings] == expected, name
+
+
 def test_a_class_named_for_cuda_is_a_dispatch_side_only_beside_another_side(tmp_path) -> None:
     """`class CudaRNGTracker:` with no CPU/MPS/ROCm counterpart (in the module
     or a sibling file) is a class about CUDA: its torch.cuda calls are checked.

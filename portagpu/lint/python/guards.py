@@ -548,10 +548,27 @@ def path_cover(path: str) -> frozenset[str]:
             if not _names_nvidia(part) or sibling_has_other_side(where):
                 return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
     cover = _dispatch_stem_cover(stem)
+    if not cover and any(_names_nvidia(w) for w in _words(stem)) and _amd_twin_beside(path):
+        return EVERY  # gpu_nvidia.py beside gpu_amd.py: one side of a per-vendor module pair
     # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
     if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not sibling_has_other_side(path):
         return NONE
     return cover
+
+
+def _amd_twin_beside(path: str) -> bool:
+    """A file beside `path` named as it is once vendor words are dropped, with
+    an AMD word in its name (gpu_amd.py for gpu_nvidia.py)."""
+    try:
+        names = os.listdir(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    own = _neutral_stem(os.path.basename(path))
+    return any(
+        _amd_words(_words(n.split(".", 1)[0])) and _neutral_stem(n) == own
+        for n in names
+        if n != os.path.basename(path)
+    )
 
 
 # names of a dispatch's other sides: devices, vendors, and the portable paths
