@@ -118,7 +118,7 @@ def _word_cover(name: str) -> frozenset[str]:
     if _NVIDIA_ARCH.search(name.lower()):
         return EVERY  # gemm_sm90.py, _sm100_kernel: one NVIDIA architecture
     words = _words(name)
-    if any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words):
+    if _amd_words(words):
         return EVERY
     if any(w.startswith(_NVIDIA_PREFIXES) for w in words):
         return EVERY
@@ -517,7 +517,7 @@ def _dispatch_stem_cover(stem: str) -> frozenset[str]:
     if _NVIDIA_ARCH.search(stem.lower()):
         return EVERY
     cover = _word_cover(stem)
-    if not cover or any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in _words(stem)):
+    if not cover or _amd_words(_words(stem)):
         return cover  # an AMD file (hip_kernels.py) is the port itself
     vendor = [w for w in _words(stem) if _word_cover(w)]
     rest = [w for w in _words(stem) if not _word_cover(w)]
@@ -532,14 +532,8 @@ def path_cover(path: str) -> frozenset[str]:
     just `cuda` (cuda.py, _cuda.py) is a dispatch side only beside another
     device's file or folder (rocm.py, cpu.py, mps/): a utils/cuda.py among
     checkpoint and logging helpers is a module about CUDA, checked as such."""
-    parts = re.split(r"[\\/]", _project_relative(path))
-    stem = parts[-1].rsplit(".", 1)[0]
-    folder = os.path.dirname(os.path.abspath(path))
-    folders = []  # (name, its path on disk), innermost first
-    for part in reversed(parts[:-1]):
-        folders.append((part, folder))
-        folder = os.path.dirname(folder)
-    for part, where in reversed(folders):
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    for part, where in _folders(path):
         # only a directory named just for a vendor (not "cuda-projects/"): an AMD
         # or Apple one is that side; an NVIDIA one only beside another side
         # (torch/cuda/ beside mps/, triton/backends/nvidia/ beside amd/): a
@@ -548,7 +542,11 @@ def path_cover(path: str) -> frozenset[str]:
             if not _names_nvidia(part) or sibling_has_other_side(where):
                 return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
     cover = _dispatch_stem_cover(stem)
-    if not cover and any(_names_nvidia(w) for w in _words(stem)) and _amd_twin_beside(path):
+    if (
+        not cover
+        and any(_names_nvidia(w) for w in _words(stem))
+        and _holds_twin(os.path.dirname(os.path.abspath(path)), os.path.basename(path), amd_named=True)
+    ):
         return EVERY  # gpu_nvidia.py beside gpu_amd.py: one side of a per-vendor module pair
     # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
     if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not sibling_has_other_side(path):
@@ -556,19 +554,15 @@ def path_cover(path: str) -> frozenset[str]:
     return cover
 
 
-def _amd_twin_beside(path: str) -> bool:
-    """A file beside `path` named as it is once vendor words are dropped, with
-    an AMD word in its name (gpu_amd.py for gpu_nvidia.py)."""
-    try:
-        names = os.listdir(os.path.dirname(os.path.abspath(path)))
-    except OSError:
-        return False
-    own = _neutral_stem(os.path.basename(path))
-    return any(
-        _amd_words(_words(n.split(".", 1)[0])) and _neutral_stem(n) == own
-        for n in names
-        if n != os.path.basename(path)
-    )
+def _folders(path: str) -> list[tuple[str, str]]:
+    """(name, path on disk) of each project folder `path` lies in, outermost first."""
+    parts = re.split(r"[\\/]", _project_relative(path))[:-1]
+    folder = os.path.dirname(os.path.abspath(path))
+    out = []
+    for part in reversed(parts):
+        out.append((part, folder))
+        folder = os.path.dirname(folder)
+    return out[::-1]
 
 
 # names of a dispatch's other sides: devices, vendors, and the portable paths
@@ -586,32 +580,37 @@ def cuda_side_of_vendor_folders(path: str) -> bool:
     rocm_device_function.h): the CUDA half of a per-vendor pair the build
     picks from, never compiled for AMD. A folder of CUDA kernels next to a
     few AMD-only files (hipified for AMD at build time) is not a pair."""
-    parts = re.split(r"[\\/]", _project_relative(path))
-    folder = os.path.dirname(os.path.abspath(path))
-    below: list[str] = []  # the path under the current folder, outermost first
-    for part in reversed(parts[:-1]):
-        if len(_words(part)) == 1 and _names_nvidia(part):
-            parent = os.path.dirname(folder)
-            try:
-                siblings = [n for n in os.listdir(parent) if n != part and _amd_words(_words(n))]
-            except OSError:
-                return False
-            for sibling in siblings:
-                if _holds_twin(os.path.join(parent, sibling, *below), os.path.basename(path)):
-                    return True
-        below.insert(0, part)
-        folder = os.path.dirname(folder)
+    folders = _folders(path)
+    for at, (part, where) in enumerate(folders):
+        if len(_words(part)) != 1 or not _names_nvidia(part):
+            continue
+        parent = os.path.dirname(where)
+        below = [name for name, _ in folders[at + 1 :]]  # the path under this folder
+        try:
+            siblings = [n for n in os.listdir(parent) if n != part and _amd_words(_words(n))]
+        except OSError:
+            return False
+        if any(_holds_twin(os.path.join(parent, s, *below), os.path.basename(path)) for s in siblings):
+            return True
     return False
 
 
-def _holds_twin(folder: str, name: str) -> bool:
-    """`folder` holds a file named as `name` is once vendor words are dropped."""
+def _holds_twin(folder: str, name: str, *, amd_named: bool = False) -> bool:
+    """`folder` holds a file other than `name` itself named as `name` is once
+    vendor words are dropped (with an AMD word in its name, if `amd_named`:
+    gpu_amd.py for gpu_nvidia.py)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return False
     own = _neutral_stem(name)
-    return any(_neutral_stem(n) == own for n in names)
+    for other in names:
+        if _neutral_stem(other) != own:
+            continue
+        if amd_named and (other == name or not _amd_words(_words(other.split(".", 1)[0]))):
+            continue
+        return True
+    return False
 
 
 def _neutral_stem(name: str) -> tuple[str, ...]:
