@@ -467,12 +467,42 @@ def enclosing_function(node: Any) -> Any:
     return None
 
 
-def function_name(function: Any) -> str:
-    """The name of a function_definition (`f`, `ns::f` -> "f", a template's own name)."""
+def function_declarator(function: Any) -> Any:
+    """The function_declarator of a function_definition (under any pointer or
+    reference declarators of its return type), or None."""
     declarator = function.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
+def function_name(function: Any) -> str:
+    """The name of a function_definition (`f`, `ns::f` -> "f", a template's own name)."""
+    declarator = function_declarator(function)
     return callee_name_of(declarator.child_by_field_name("declarator")) if declarator is not None else ""
+
+
+def parameter_names(parameters: Any) -> list[str]:
+    """The names in a function's or template's parameter list, by position
+    ("" for an unnamed one): `(T v, unsigned mask = FULL)`, `<int warpSize, int N>`."""
+    names = []
+    for parameter in parameters.named_children if parameters is not None else ():
+        inner = parameter.child_by_field_name("declarator") or parameter.child_by_field_name("name")
+        while inner is not None and inner.type not in ("identifier", "type_identifier"):
+            inner = inner.child_by_field_name("declarator")
+        if inner is None:  # `template <int warpSize>`: the name may be a bare child
+            inner = next((c for c in parameter.named_children if c.type == "identifier"), None)
+        names.append(text_of(inner) if inner is not None else "")
+    return names
+
+
+def sole_return(function: Any) -> Any:
+    """The value of a function whose body is only `return <value>;`, or None."""
+    body = function.child_by_field_name("body")
+    statements = body.named_children if body is not None else []
+    if len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_children:
+        return statements[0].named_children[0]
+    return None
 
 
 def declared_names(decl: Any) -> list[tuple[str, Any]]:

@@ -23,6 +23,7 @@ from portagpu.cuda.unit import (
     callee_name,
     callee_name_of,
     enclosing_function,
+    function_name,
     outermost,
     unwrap,
 )
@@ -168,19 +169,16 @@ def _narrow_returns(unit: CudaUnit) -> Iterator[Hit]:
     if not wrappers:
         return
     for function in unit.nodes("function_definition"):
-        declarator = function.child_by_field_name("declarator")
-        inner = declarator.child_by_field_name("declarator") if declarator is not None else None
-        if inner is None or callee_name_of(inner) not in wrappers or not is_32bit_declaration(function):
-            continue
+        name = function_name(function)
         kind = function.child_by_field_name("type")
-        if kind is None:
+        if name not in wrappers or kind is None or not is_32bit_declaration(function):
             continue
         body = function.text
-        returned = next((b for b in sorted(BALLOTS, key=len, reverse=True) if b.encode() in body), callee_name_of(inner))
+        returned = next((b for b in sorted(BALLOTS, key=len, reverse=True) if b.encode() in body), name)
         yield Hit(
             kind.start_byte,
             kind.end_byte,
-            {"func": returned, "problem": f"returned by `{callee_name_of(inner)}` as 32-bit `{text_of(kind)}`"},
+            {"func": returned, "problem": f"returned by `{name}` as 32-bit `{text_of(kind)}`"},
         )
 
 

@@ -20,6 +20,7 @@ from portagpu.cuda.unit import (
     callee_name,
     declared_names,
     function_name,
+    sole_return,
     unwrap,
 )
 from portagpu.cuda.warp.common import (
@@ -156,12 +157,9 @@ def _mask_returns(unit: CudaUnit) -> dict[str, tuple[object, object]]:
         return cached
     found = {}
     for function in unit.nodes("function_definition") if "return" in unit.text else ():
-        body = function.child_by_field_name("body")
-        statements = body.named_children if body is not None else []
-        if len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_children:
-            value = unwrap(statements[0].named_children[0])
-            if is_full_mask_32(value) and not unit.is_guarded(function.start_byte):
-                found[function_name(function)] = (function, value)
+        value = unwrap(sole_return(function))
+        if value is not None and is_full_mask_32(value) and not unit.is_guarded(function.start_byte):
+            found[function_name(function)] = (function, value)
     unit.__dict__["_mask_returns"] = found
     return found
 

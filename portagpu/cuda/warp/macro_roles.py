@@ -18,7 +18,15 @@ from bisect import bisect_right
 from typing import Any
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, call_args, callee_name, function_name, unwrap
+from portagpu.cuda.unit import (
+    CudaUnit,
+    call_args,
+    callee_name,
+    function_declarator,
+    function_name,
+    parameter_names,
+    unwrap,
+)
 from portagpu.cuda.warp.common import MASK_SYNC_FUNCTIONS, SHUFFLES
 
 MASK, DELTA, WIDTH = "mask", "delta", "width"
@@ -192,20 +200,6 @@ def mask_functions(unit: CudaUnit) -> dict[str, int]:
     return cached
 
 
-def _parameter_names(function: Any) -> list[str]:
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names = []
-    for param in params.named_children if params is not None else ():
-        inner = param.child_by_field_name("declarator")
-        while inner is not None and inner.type != "identifier":
-            inner = inner.child_by_field_name("declarator")
-        names.append(text_of(inner) if inner is not None else "")
-    return names
-
-
 def _compute_mask_functions(origin: CudaUnit) -> dict[str, int]:
     if "_sync" not in origin.text:
         return {}
@@ -213,7 +207,8 @@ def _compute_mask_functions(origin: CudaUnit) -> dict[str, int]:
     for function in origin.nodes("function_definition"):
         if origin.is_guarded(function.start_byte):
             continue
-        params = _parameter_names(function)
+        declarator = function_declarator(function)
+        params = parameter_names(declarator.child_by_field_name("parameters") if declarator is not None else None)
         name = function_name(function)
         if name and any(params):
             functions.append((function.start_byte, function.end_byte, name, params))

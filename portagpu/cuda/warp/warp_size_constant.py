@@ -21,6 +21,7 @@ from portagpu.cuda.unit import (
     declared_names,
     eval_constant_text,
     function_name,
+    sole_return,
     strip_comments,
 )
 from portagpu.cuda.warp.common import Options
@@ -138,14 +139,11 @@ def _width_functions(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:
     function whose body only returns 32, reported at its 32."""
     for function in unit.nodes("function_definition"):
         name = function_name(function)
-        body = function.child_by_field_name("body")
-        if not name or body is None or not pattern.match(name):
+        if not name or not pattern.match(name):
             continue
-        statements = body.named_children
-        if len(statements) == 1 and statements[0].type == "return_statement":
-            value = statements[0].named_children[0] if statements[0].named_children else None
-            if value is not None and const_value(value) == 32:
-                yield Hit(value.start_byte, value.end_byte, {"name": f"{name}()"})
+        value = sole_return(function)
+        if value is not None and const_value(value) == 32:
+            yield Hit(value.start_byte, value.end_byte, {"name": f"{name}()"})
 
 
 def _halved_widths(unit: CudaUnit, pattern: re.Pattern[str]) -> Iterator[Hit]:

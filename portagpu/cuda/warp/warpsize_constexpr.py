@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from portagpu.cuda.parser import text_of
-from portagpu.cuda.unit import CudaUnit, Hit
+from portagpu.cuda.unit import CudaUnit, Hit, function_declarator, parameter_names
 from portagpu.cuda.warp.common import Options
 
 CONSTANT_CONTEXTS = {
@@ -47,36 +47,19 @@ def _context(node) -> str | None:
     return None
 
 
-def _declares_warp_size(parameters) -> bool:
-    """A template's or function's parameter list names one `warpSize`."""
-    for parameter in parameters.named_children if parameters is not None else ():
-        inner = parameter.child_by_field_name("declarator") or parameter.child_by_field_name("name")
-        while inner is not None and inner.type not in ("identifier", "type_identifier"):
-            inner = inner.child_by_field_name("declarator")
-        if inner is None:  # `template <int warpSize>`: the name is a bare child
-            inner = next((c for c in parameter.named_children if c.type == "identifier"), None)
-        if inner is not None and text_of(inner) == "warpSize":
-            return True
-    return False
-
-
 def _shadowed(node) -> bool:
     """`warpSize` is a template or function parameter here
     (`template <int warpSize> struct Policy`), not the builtin."""
     parent = node.parent
     while parent is not None:
-        if parent.type == "template_declaration":
-            if _declares_warp_size(parent.child_by_field_name("parameters")):
-                return True
-        elif parent.type == "function_declarator":
-            if _declares_warp_size(parent.child_by_field_name("parameters")):
-                return True
+        parameters = None
+        if parent.type in ("template_declaration", "function_declarator"):
+            parameters = parent.child_by_field_name("parameters")
         elif parent.type == "function_definition":
-            declarator = parent.child_by_field_name("declarator")
-            while declarator is not None and declarator.type != "function_declarator":
-                declarator = declarator.child_by_field_name("declarator")
-            if declarator is not None and _declares_warp_size(declarator.child_by_field_name("parameters")):
-                return True
+            declarator = function_declarator(parent)
+            parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        if parameters is not None and "warpSize" in parameter_names(parameters):
+            return True
         parent = parent.parent
     return False
 
