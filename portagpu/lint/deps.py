@@ -91,7 +91,7 @@ def _finding(
 
 # the string being read is the value of an `extra =` / `group =` key, or the
 # project's own `name =` (pyproject.toml's [project] name is no dependency)
-_NAMES_AN_EXTRA = re.compile(r"""(?:\b(?:extra|group)|^\s*name)\s*=\s*["']?[^"'=]*$""")
+_NAMES_NO_PACKAGE = re.compile(r"""(?:\b(?:extra|group)|^\s*name)\s*=\s*["']?[^"'=]*$""")
 
 
 def pinned_dependency(path: str, text: str, rule: Rule) -> list[Finding]:
@@ -101,7 +101,7 @@ def pinned_dependency(path: str, text: str, rule: Rule) -> list[Finding]:
     out = []
     for number, body in _lines(text):
         hit = match_pin(body, pins)
-        if hit and _NAMES_AN_EXTRA.search(body, 0, hit[1].start()):
+        if hit and _NAMES_NO_PACKAGE.search(body, 0, hit[1].start()):
             continue  # `{ extra = "torch-cu12" }` (uv's conflicts), `name = "nvidia-x"`: names, no package
         if hit:
             pin, found = hit

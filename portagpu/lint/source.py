@@ -96,15 +96,22 @@ _PTX_ASM = re.compile(
 )
 
 
+def _holds_device_code(data: bytes) -> bool:
+    return any(marker in data for marker in CUDA_HEADER_MARKERS) or (
+        b"asm" in data and _PTX_ASM.search(data) is not None
+    )
+
+
+def _project_cuda(data: bytes) -> str | None:
+    """"cuda", unless the file is a GPU toolkit's own (its notice up top)."""
+    head = data[:4096]
+    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
+
+
 def header_language(data: bytes) -> str | None:
     """"cuda" for a header holding device code, None for any other header
     (or for a GPU toolkit's own header)."""
-    if not any(marker in data for marker in CUDA_HEADER_MARKERS) and not (
-        b"asm" in data and _PTX_ASM.search(data)
-    ):
-        return None
-    head = data[:4096]
-    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
+    return _project_cuda(data) if _holds_device_code(data) else None
 
 
 # `#include <cuda_runtime.h>`, `"cudnn.h"`, `<cublasLt.h>`, `<nccl.h>`, `<nvrtc.h>`, `<mma.h>`
@@ -117,10 +124,8 @@ _CUDA_INCLUDE = re.compile(
 
 def cxx_language(data: bytes) -> str | None:
     """"cuda" for a C++ source with device code or CUDA calls (a CUDA include), else None."""
-    if header_language(data) is None and not (b"#" in data and b"include" in data and _CUDA_INCLUDE.search(data)):
-        return None
-    head = data[:4096]
-    return None if any(notice in head for notice in TOOLKIT_NOTICES) else "cuda"
+    calls_cuda = b"include" in data and _CUDA_INCLUDE.search(data) is not None
+    return _project_cuda(data) if _holds_device_code(data) or calls_cuda else None
 
 
 def sniffed_language(language: str, data: bytes) -> str | None:

@@ -14,7 +14,7 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes
+from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes, switch_macros_defined
 from portagpu.lint.cuda import registry
 from portagpu.lint.cuda.macros import macro_body_hits
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
@@ -157,7 +157,6 @@ def included_switches(path: str, text: str, macros: tuple[str, ...]) -> tuple[st
     tested = set(_CUDA_NAMED_TEST.findall(text)) - set(macros)
     if not tested:
         return ()
-    from portagpu.cuda.unit import switch_macros_defined
     from portagpu.fileio import read_regular
 
     folder = os.path.dirname(os.path.abspath(path))
@@ -188,8 +187,8 @@ def check_cuda_file(
 
     if cuda_side_of_vendor_folders(path):
         return []  # the build takes the rocm/ twin for AMD: a platform switch
-    guard_macros = tuple(settings.guard_macros) + included_switches(path, text, tuple(settings.guard_macros))
-    unit = CudaUnit(text, guard_macros)
+    configured = tuple(settings.guard_macros)
+    unit = CudaUnit(text, configured + included_switches(path, text, configured))
     ensure_parseable(unit)
 
     def locate(start: int, end: int) -> tuple[int, int, int, int]:
