@@ -19,7 +19,7 @@ from portagpu.lint.config import LintConfig
 from portagpu.lint.dispatch import checker_available, lint_source, lint_text, rules_for
 from portagpu.lint.model import Finding, Rule
 from portagpu.lint.prescan import PreScan
-from portagpu.lint.runner import FileOutcome, Job, Progress, Runner, run_here
+from portagpu.lint.runner import FileOutcome, Job, Progress, Runner, collector_tuned, run_here
 from portagpu.lint.suppression import add_noqa
 
 # the cache key of every header without device code: one entry for them all,
@@ -116,7 +116,8 @@ def lint_paths(
     run.unsafe = unsafe_fixes
     runner = Runner(run.rules, run.settings, run.config.jobs, progress)
     try:
-        run.scan(paths, runner)
+        with collector_tuned():
+            run.scan(paths, runner)
     except BaseException:
         runner.close(kill=True)
         raise

@@ -50,6 +50,9 @@ def _same_target(target: ast.AST, name: ast.Name | ast.Attribute) -> bool:
     )
 
 
+_UNSET = object()
+
+
 class Context:
     def __init__(
         self,
@@ -79,10 +82,16 @@ class Context:
         self.findings: list[Finding] = []
         self._seen: set[tuple[int, int, str]] = set()
         self._bindings = None  # bindings.Bindings, built on first need
+        self._qualified: dict[int, str | None] = {}  # id(node) -> qualify(node); the tree outlives this
 
     # -- queries for checkers -------------------------------------------------
     def qualify(self, node: ast.AST) -> str | None:
-        return self.imports.qualify(node)
+        # several rules ask of the same node; the import map is fixed before the walk
+        key = id(node)
+        qual = self._qualified.get(key, _UNSET)
+        if qual is _UNSET:
+            qual = self._qualified[key] = self.imports.qualify(node)
+        return qual
 
     @property
     def in_test(self) -> bool:

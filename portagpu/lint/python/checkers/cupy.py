@@ -20,13 +20,10 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
     module are reported at their import only.
     """
     modules = rule.options.get("modules", {})
-    if ctx.catches("ImportError", "ModuleNotFoundError"):
-        return  # an optional import probed under try/except ImportError
-    if _imports_any(ctx, rule.options.get("dispatch_with", ())):
-        return  # the module imports the other vendor's side too: it dispatches
-    if isinstance(node, ast.Attribute) and rule.options.get("imports_only"):
-        return  # the import is what breaks; its uses add nothing (PG311)
+    # the cheap, selective tests first: this runs on every attribute
     if isinstance(node, ast.Attribute):
+        if rule.options.get("imports_only"):
+            return  # the import is what breaks; its uses add nothing (PG311)
         qual = ctx.qualify(node)
         if qual is None or qual not in modules:
             return
@@ -39,6 +36,10 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
                 break
         if found is None:
             return
+    if ctx.catches("ImportError", "ModuleNotFoundError"):
+        return  # an optional import probed under try/except ImportError
+    if _imports_any(ctx, rule.options.get("dispatch_with", ())):
+        return  # the module imports the other vendor's side too: it dispatches
     note = modules[found] if isinstance(modules, dict) else ""
     ctx.report(rule, node, Fix("suggestion", rule.replacement), module=found, note=note or "")
 
