@@ -320,3 +320,19 @@ def test_string_interiors_are_the_tokenizers(statements):
         if token.type == tokenize.STRING and token.end[0] > token.start[0]:
             expected.update(range(token.start[0] + 1, token.end[0] + 1))
     assert _string_interiors(text, tokenlines.TokenLines(text).starts) == expected
+
+
+def test_facts_about_the_whole_module_see_the_blocks_narrowing_blanked():
+    """PG107 stays quiet when the module handles MPS anywhere: a function
+    naming `mps` and no token is blanked before the walk, and the module's
+    text facts must still see it (they read the text before narrowing)."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_one
+
+    choice = "import torch\n\ndef pick():\n    return 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    apple = "\n\ndef apple(x):\n    return x.to('mps')\n"
+    filler = "".join(f"\n\ndef filler{i}(a):\n    return a + {i}\n" for i in range(10))
+    config = LintConfig()
+    assert narrow(choice + apple + filler, ["cuda"]) is not None  # `apple` is blanked
+    assert [f.code for f in lint_one(choice + filler, "m.py", config).findings] == ["PG107"]
+    assert lint_one(choice + apple + filler, "m.py", config).findings == []

@@ -120,10 +120,16 @@ class Context:
         index = len(self.stack) - 1 - depth
         return self.stack[index] if index >= 0 else None
 
+    @property
+    def module_text(self) -> str:
+        """The module's whole text: facts about the module must not depend on
+        what narrowing blanked (the tree and `source` hold the narrowed text)."""
+        return tokenlines.original_text(self.source.text)
+
     def text_mentions(self, *words: str) -> bool:
         """Whether the module names any of `words` as a word of its own
         ("mps" in `torch.backends.mps`, `has_mps`; not in "timestamps")."""
-        text = self.source.text
+        text = self.module_text
         return any(w in text and _word_pattern(w).search(text) for w in words)
 
     def bound_in_scope(self, names: Sequence[str], node: ast.AST) -> str | None:
@@ -373,7 +379,7 @@ class Context:
         found = self.memo.get("other_side")
         if found is None:
             # from the text before narrowing: a counterpart naming no token is blanked
-            names = _TOP_DEFINITION.findall(tokenlines.original_text(self.source.text))
+            names = _TOP_DEFINITION.findall(self.module_text)
             found = any(guards.names_other_side(n) for n in names) or guards.sibling_has_other_side(self.path)
             self.memo["other_side"] = found
         return found

@@ -40,7 +40,7 @@ def numba_warp_constant(node: ast.AST, ctx: Context, rule: Rule) -> None:
         return
     ctx.memo[_DONE] = True
     intrinsics = "|".join(re.escape(name) for name in rule.options.get("intrinsics", ()))
-    if not re.search(rf"\bcuda\.(?:{intrinsics})\b", ctx.source.text):
+    if not re.search(rf"\bcuda\.(?:{intrinsics})\b", ctx.module_text):
         return
     from portagpu.cuda.warp.warp_size_constant import DEFAULT_NAMES
 

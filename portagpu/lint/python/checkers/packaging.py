@@ -25,7 +25,7 @@ def nvidia_pinned_dependency(node: ast.Constant, ctx: Context, rule: Rule) -> No
     if not isinstance(ctx.parent(), _CONTAINERS):
         return  # a requirement sits in a list, a dict of extras or a keyword
     hit = match_pin(value, pins_of(rule))
-    if hit is None or has_rocm_story(ctx.source.text):
+    if hit is None or has_rocm_story(ctx.module_text):
         return
     pin, _ = hit
     ctx.report(rule, node, Fix("suggestion", rule.replacement), what=pin.what, rocm=pin.rocm)

@@ -173,7 +173,7 @@ def _none_checked_later(ctx: Context, name: str) -> bool:
         rf"\bif\s+(not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(not\s+)?None\b"
         rf"|\b{re.escape(name)}\s+(or|and)\b"
     )
-    return pattern.search(ctx.source.text) is not None
+    return pattern.search(ctx.module_text) is not None
 
 
 def _used_as_string(node: ast.AST, parent: ast.AST | None) -> bool:
