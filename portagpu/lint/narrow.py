@@ -80,6 +80,56 @@ def bound_names(
     return {n for n in names if _NAME.fullmatch(n) and n != "_"}
 
 
+def _imported_names(statement: str) -> list[str]:
+    """The names an `import` / `from ... import` statement (its text, any
+    indent) binds: `import a.b` binds a, `import a as b` b."""
+    body = statement.split("#", 1)[0].strip()
+    if body.startswith("from"):
+        _, _, body = body.partition(" import")
+        parts = body.strip(" \t()\\\r\n").split(",")
+        return [p.split()[-1] for p in parts if p.split()]
+    names = []
+    for part in body[len("import"):].split(","):
+        words = part.split()
+        if words:
+            names.append(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0])
+    return names
+
+
+_IMPORT_START = re.compile(r"[ \t]*(?:import[ \t]|from[ \t]+[\w.]+[ \t]+import\b)")
+
+
+def _local_imports_used(index: tokenlines.TokenLines, inside: set[int], token_lines: set[int]) -> set[int]:
+    """The import lines inside functions or classes that bind a name a token
+    line uses and no module-level import binds (`torch` imported in a helper,
+    then `torch.cuda.synchronize()` elsewhere): the checkers read every
+    import of the module, so the block holding one stays."""
+    lines, text, starts = index.lines, index.text, index.starts
+    module_level: set[str] = set()
+    local: dict[str, list[int]] = {}
+    for number in index.of("import"):
+        line = lines[number - 1]
+        if number in inside or not _IMPORT_START.match(line):
+            continue
+        statement = line
+        if "(" in line and ")" not in line:  # from x import (a,\n b)
+            close = text.find(")", starts[number - 1])
+            statement = text[starts[number - 1] : close if close >= 0 else len(text)]
+        if line[:1] in (" ", "\t"):
+            for name in _imported_names(statement):
+                local.setdefault(name, []).append(number)
+        else:
+            module_level.update(_imported_names(statement))
+    wanted = [name for name in local if name not in module_level and _NAME.fullmatch(name)]
+    if not wanted:
+        return set()
+    used = index.word_lines(wanted) & token_lines
+    if not used:
+        return set()
+    used_names = {name for name in wanted if any(n in used for n in index.word_lines([name]))}
+    return {number for name in used_names for number in local[name]}
+
+
 def _is_comment(line: str) -> bool:
     return line.lstrip(" \t").startswith("#")
 
@@ -151,6 +201,7 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
             for n in index.word_lines(n for n in names if not any(t in n for t in tokens))
             if not _is_comment(lines[n - 1])
         }
+        | _local_imports_used(index, inside, token_lines)
     )
     blank: list[tuple[int, int, str]] = []
     for head, stop, irrelevant in _blocks(heads, lines, relevant, len(lines) + 1):

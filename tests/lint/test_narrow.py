@@ -336,3 +336,31 @@ def test_facts_about_the_whole_module_see_the_blocks_narrowing_blanked():
     assert narrow(choice + apple + filler, ["cuda"]) is not None  # `apple` is blanked
     assert [f.code for f in lint_one(choice + filler, "m.py", config).findings] == ["PG107"]
     assert lint_one(choice + apple + filler, "m.py", config).findings == []
+
+
+def test_a_helper_importing_what_a_token_line_uses_is_kept():
+    """`torch` imported only inside a helper (returned from it) and used on a
+    token line elsewhere: the checkers read every import of the module, so
+    the helper stays; a helper importing a name no token line uses goes, and
+    so does one whose import a module-level import already makes."""
+    source = (
+        "import os\n"
+        "def lazy_modules():\n    import torch\n    import numpy as np\n    return torch, np\n"
+        "def other():\n    import os\n    return os.sep\n"
+        "def run():\n    torch, np = lazy_modules()\n    torch.cuda.synchronize()\n    os.cpu_count()\n"
+    ) + "def filler():\n    pass\n" * 12
+    out = narrow(source, ["cuda"])
+    assert out is not None and "def lazy_modules" in out and "import torch" in out
+    assert "def other" not in out
+
+
+def test_a_local_import_keeps_its_finding_with_narrowing(tmp_path):
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_one
+
+    source = (
+        "def lazy_torch():\n    import torch\n    return torch\n"
+        "def run(fast):\n    torch = lazy_torch()\n    torch.cuda.synchronize()\n"
+    ) + "def filler():\n    pass\n" * 12
+    codes = [f.code for f in lint_one(source, "m.py", LintConfig()).findings]
+    assert "PG101" in codes
