@@ -293,11 +293,17 @@ class Context:
             self._block(node.body)
             self.cover = saved
             self._block(node.orelse)
-        elif cls in _COMPREHENSIONS and any(self._loop_cover(g.iter) for g in node.generators):
-            # `[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]`
-            cover = frozenset().union(*(self._loop_cover(g.iter) for g in node.generators))
+        elif cls in _COMPREHENSIONS and (cover := self._comprehension_cover(node.generators)):
+            # `[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]`,
+            # `[torch.cuda.get_device_name(d.index) for d in devices if d.type == "cuda"]`:
+            # the element is made only where the loops run and every `if` holds
             for generator in node.generators:
-                self._child(generator)
+                self.stack.append(generator)  # as the walk of its fields would
+                self._child(generator.target)
+                self._child(generator.iter)
+                for condition in generator.ifs:
+                    self._test(condition)
+                self.stack.pop()
             saved = self.cover
             self.cover = saved | cover
             for field in ("elt", "key", "value"):
@@ -393,6 +399,17 @@ class Context:
         if found is None:
             found = self.memo["amd_side"] = self.text_mentions(*guards.AMD_SIDE_WORDS)
         return found
+
+    def _comprehension_cover(self, generators: list[ast.comprehension]) -> frozenset[str]:
+        """What a comprehension's loops and `if` clauses guard its element with."""
+        cover = guards.NONE
+        for generator in generators:
+            cover = cover | self._loop_cover(generator.iter)
+            for condition in generator.ifs:
+                # `if d.type != "cuda"` keeps exactly the elements off CUDA: no cover
+                if not guards.negated_device_test(condition, self.qualify):
+                    cover = cover | self._cover_of(condition)
+        return cover
 
     def _loop_cover(self, iterable: ast.AST) -> frozenset[str]:
         """A loop over `range(<device count>)` covers like the count's test."""
