@@ -18,6 +18,7 @@ from portagpu.lint.source import (
     DEPENDENCY_SUFFIXES,
     LANGUAGE_BY_SUFFIX,
     language_of,
+    named_language,
 )
 
 # DEPENDENCY_SUFFIXES are candidates only: language_of keeps requirements*.txt and pyproject.toml
@@ -180,7 +181,7 @@ def discover(
             if why is not None:  # a FIFO would block the read forever
                 yield Problem(shown, meta.UNREADABLE, why)
                 continue
-            yield from emit(os.path.realpath(path), shown, language_of(path) or "python")
+            yield from emit(os.path.realpath(path), shown, named_language(path))
             continue
         ignores = _Ignores()
         if respect_gitignore:

@@ -163,13 +163,13 @@ def lint_one(
     """`text` linted as if it were the file `path` (an editor's unsaved buffer,
     `--stdin-filename`): the same rules, per-file-ignores and pre-scan as a
     run over the tree, no cache. With `fix`, `new_text` holds the fixed text."""
-    from portagpu.lint.source import SNIFFED, is_stub, language_of, sniffed_language
+    from portagpu.lint.source import SNIFFED, is_stub, named_language, sniffed_language
 
     if is_stub(path):
         return FileOutcome(path, [])
     config = config or LintConfig()
     rules = config.rules()
-    language = language_of(path) or "python"
+    language = named_language(path)
     if language in SNIFFED:
         language = sniffed_language(language, text.encode("utf-8", "surrogatepass"))
         if language is None:  # plain C/C++

@@ -52,6 +52,17 @@ def language_of(path: str | PurePath) -> str | None:
     return language
 
 
+def named_language(path: str | PurePath) -> str:
+    """What a file named on the command line is linted as: by its name where
+    that says (language_of), a dependency list for any other .txt/.in/.toml
+    (requirements under another name: requirments_cu118.txt, pixi.toml),
+    else Python (a script with no suffix, as ruff reads it)."""
+    language = language_of(path)
+    if language is not None:
+        return language
+    return "deps" if str(path).lower().endswith(DEPENDENCY_SUFFIXES) else "python"
+
+
 def is_stub(path: str | PurePath) -> bool:
     """A type stub (.pyi): it declares types and runs nothing, so no idiom in
     it can break on another vendor. Discovered (and counted), never checked."""

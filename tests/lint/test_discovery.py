@@ -63,6 +63,20 @@ def test_explicit_file_is_linted_and_listed_once(tmp_path, monkeypatch):
     assert _names(items) == ["a.py"]
 
 
+def test_a_named_dependency_list_is_read_as_one_whatever_its_name(tmp_path, monkeypatch):
+    """A requirements file under another name (misspelt, a pixi.toml) named
+    on the command line is a dependency list: its pins are checked, and it is
+    never parsed as Python (that was a PG901). In a folder walk it is skipped."""
+    monkeypatch.chdir(tmp_path)
+    _touch(tmp_path, "requirments.txt", text="torch==2.1.0+cu118\ncupy-cuda11x\nnumpy\n")
+    _touch(tmp_path, "tool", text="print('a script with no suffix')\n")
+    languages = {i.path: i.language for i in discover(["requirments.txt", "tool"], root=tmp_path)}
+    assert languages == {"requirments.txt": "deps", "tool": "python"}
+    assert _names(discover(["."], root=tmp_path)) == []
+    codes = [f.code for f in lint_paths(["requirments.txt"]).findings]
+    assert codes and "PG901" not in codes and set(codes) == {"PG308"}
+
+
 def test_force_exclude_applies_to_named_paths(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".git").mkdir()
