@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import ChainMap
+from collections.abc import Mapping
 from typing import Any
 
 from portagpu.cuda.parser import text_of
@@ -82,7 +84,7 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
 _WRAPPER_WIDTH = re.compile(r"^(?:\w*_)?(?:shfl|shuffle)(?:_(?:up|down|xor|idx|sync))*$")
 
 
-def _roles_with(call: Any, table: dict[str, dict[str, int]]) -> list[tuple[str, Any]]:
+def _roles_with(call: Any, table: Mapping[str, dict[str, int]]) -> list[tuple[str, Any]]:
     """A call's builtin roles, plus those a macro of `table` gives its arguments."""
     out = _builtin_roles(call)
     passed_on = table.get(callee_name(call))
@@ -170,21 +172,38 @@ def _compute(origin: CudaUnit) -> dict[str, dict[str, int]]:
         index = bisect_right(bodies, call.start_byte, key=lambda b: b[1]) - 1
         if index >= 0 and call.start_byte < bodies[index][2]:
             calls.append((index, call))
-    roles: dict[str, dict[str, int]] = {}
+    return _passed_on(calls, [(name, params) for name, _, _, params in bodies], {})
+
+
+def _passed_on(
+    calls: list[tuple[int, Any]],
+    owners: list[tuple[str, list[str]]],
+    table: Mapping[str, dict[str, int]],
+    wanted: str | None = None,
+) -> dict[str, dict[str, int]]:
+    """Owner name -> {role: parameter position}: a parameter of an owner (a
+    macro, a function) that a call in its body hands on as an argument in a
+    role (a builtin's, one `table` gives, or one an owner took already) takes
+    that role; `calls` are (owner index, call). To a fixed point: an owner
+    may call one defined after it. Only the role `wanted`, if given."""
+    found: dict[str, dict[str, int]] = {}
+    known = ChainMap(table, found)  # the table first, as call_roles merges them
     changed = True
-    while changed:  # a macro's roles can come from a macro defined after it
+    while changed:
         changed = False
         for index, call in calls:
-            name, _, _, params = bodies[index]
-            for role, arg in _roles_with(call, roles):
+            name, params = owners[index]
+            for role, arg in _roles_with(call, known):
                 arg = unwrap(arg)
-                if arg is None or arg.type != "identifier" or text_of(arg) not in params:
+                if (wanted is not None and role != wanted) or arg is None or arg.type != "identifier":
                     continue
-                mine = roles.setdefault(name, {})
+                if text_of(arg) not in params:
+                    continue
+                mine = found.setdefault(name, {})
                 if role not in mine:
                     mine[role] = params.index(text_of(arg))
                     changed = True
-    return roles
+    return found
 
 
 def mask_functions(unit: CudaUnit) -> dict[str, int]:
@@ -222,20 +241,6 @@ def _compute_mask_functions(origin: CudaUnit) -> dict[str, int]:
             index -= 1  # a call after a nested definition ends: its outer one
         if index >= 0 and not origin.is_guarded(call.start_byte):
             calls.append((index, call))
-    table = macro_roles(origin)
-    found: dict[str, int] = {}
-    changed = True
-    while changed:  # a wrapper may call one defined after it
-        changed = False
-        roles = {**{name: {MASK: at} for name, at in found.items()}, **table}
-        for index, call in calls:
-            _, _, name, params = functions[index]
-            if name in found:
-                continue
-            for role, arg in _roles_with(call, roles):
-                arg = unwrap(arg)
-                if role == MASK and arg is not None and arg.type == "identifier" and text_of(arg) in params:
-                    found[name] = params.index(text_of(arg))
-                    changed = True
-                    break
-    return found
+    owners = [(name, params) for _, _, name, params in functions]
+    passed = _passed_on(calls, owners, macro_roles(origin), wanted=MASK)
+    return {name: roles[MASK] for name, roles in passed.items()}

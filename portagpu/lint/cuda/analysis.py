@@ -183,7 +183,7 @@ def check_cuda_file(
     selected = cuda_rules(rules)
     if not selected:
         return []
-    from portagpu.lint.python.guards import cuda_side_of_vendor_folders
+    from portagpu.lint.vendor_paths import cuda_side_of_vendor_folders
 
     if cuda_side_of_vendor_folders(path):
         return []  # the build takes the rocm/ twin for AMD: a platform switch

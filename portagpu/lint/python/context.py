@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
 
-from portagpu.lint import tokenlines
+from portagpu.lint import tokenlines, vendor_names, vendor_paths
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, Rule
 from portagpu.lint.python import guards
 from portagpu.lint.python.imports import ImportMap
@@ -73,7 +73,7 @@ class Context:
         self._dispatch = dispatch
         self._lines = lines
         self._nlines = len(lines)
-        self.cover: frozenset[str] = guards.path_cover(path)
+        self.cover: frozenset[str] = vendor_paths.path_cover(path)
         self.stack: list[ast.AST] = []
         self.test_depth = 0  # > 0 while inside an if/while/assert/ternary test
         self._catching: list[frozenset[str]] = []  # exceptions caught around us
@@ -380,7 +380,7 @@ class Context:
         if found is None:
             # from the text before narrowing: a counterpart naming no token is blanked
             names = _TOP_DEFINITION.findall(self.module_text)
-            found = any(guards.names_other_side(n) for n in names) or guards.sibling_has_other_side(self.path)
+            found = any(vendor_names.names_other_side(n) for n in names) or vendor_paths.sibling_has_other_side(self.path)
             self.memo["other_side"] = found
         return found
 

@@ -30,7 +30,8 @@ guard. The heuristics, in order of strength:
 * `@skipIf(<guard>)`-style decorators, decorators named for a vendor
   (`@onlyCUDA`, `@requires_cuda`) and GPU-presence decorators
   (`@skip_if_no_gpu`) guard the decorated function or class.
-* Backend implementations. A module in a directory named for a vendor
+* Backend implementations (lint/vendor_paths.py, which the CUDA side asks
+  too). A module in a directory named for a vendor
   (torch/cuda/, torch/backends/cudnn/, triton/backends/nvidia/,
   _inductor/codegen/rocm/) is that vendor's backend: every target is covered.
   A file named for a vendor's side of a dispatch (nvml.py, cuda_backend.py,
@@ -68,70 +69,23 @@ guard. The heuristics, in order of strength:
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
-from portagpu.lint.model import ALL_TARGETS
-
-EVERY = frozenset(ALL_TARGETS)
-NON_CUDA = frozenset(("mps", "cpu"))
-MPS = frozenset(("mps",))
-NONE: frozenset[str] = frozenset()
-
-_AMD_PREFIXES = ("hip", "rocm", "amdsmi", "amdgpu")
-# NVIDIA hardware/toolchain words: such code never runs on another vendor
-_NVIDIA_PREFIXES = (
-    "nvidia",
-    "nvml",
-    "nvsmi",
-    "nvtx",
-    "cupti",
-    "ptx",
-    "cutlass",
-    "cutedsl",
-    "nvmath",
-    "jetson",
+from portagpu.lint.vendor_names import (
+    EVERY,
+    MPS,
+    NON_CUDA,
+    NONE,
+    name_words,
+    word_cover,
 )
-# CUDA API words: PyTorch/CuPy map these to HIP on ROCm (torch.cuda, cudnn->MIOpen,
-# nccl->RCCL), so such code still runs on AMD and only MPS/CPU are covered
-_CUDA_PREFIXES = ("cuda", "cudnn", "nccl", "cublas")
-_NVIDIA_ARCH = re.compile(r"(?:^|_)sm_?\d{2,3}a?(?:$|_)")
+
 # "cuda", "cuda:0", and the prefix "cuda:" of `device.startswith("cuda:")`
 _CUDA_STRING = re.compile(r"^cuda(:\d*)?$")
 _ABSTRACTION_BASES = ("Accelerator", "DeviceInterface", "DeviceOpOverrides")
 _SKIP_DECORATORS = ("skipIf", "skipif", "skipUnless", "skip_if", "skip_unless")
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-
-
-@lru_cache(maxsize=4096)
-def _words(name: str) -> tuple[str, ...]:
-    """`onlyCUDA` -> (only, cuda); `TEST_WITH_ROCM` -> (test, with, rocm)."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
-    return tuple(w for w in re.split(r"[^a-z]+", spaced.lower()) if w)
-
-
-@lru_cache(maxsize=4096)
-def _word_cover(name: str) -> frozenset[str]:
-    if _NVIDIA_ARCH.search(name.lower()):
-        return EVERY  # gemm_sm90.py, _sm100_kernel: one NVIDIA architecture
-    words = _words(name)
-    if _amd_words(words):
-        return EVERY
-    if any(w.startswith(_NVIDIA_PREFIXES) for w in words):
-        return EVERY
-    if any(w.startswith(_CUDA_PREFIXES) for w in words):
-        return NON_CUDA
-    if "mps" in words:
-        return MPS
-    return NONE
-
-
-def words_of(name: str) -> tuple[str, ...]:
-    """`run_cmd` -> (run, cmd); `execCommand` -> (exec, command)."""
-    return _words(name)
 
 
 # words that show a module has an AMD side (a dispatch's other branch)
@@ -142,7 +96,7 @@ _NVIDIA_TOOL_WORDS = ("nvidia", "nvml", "nvsmi")
 
 def names_nvidia_tool(name: str) -> bool:
     """`parse_nvidia_smi`, `nvml_info`: named for the NVIDIA tool it runs."""
-    return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in _words(name))
+    return any(w.startswith(_NVIDIA_TOOL_WORDS) for w in name_words(name))
 
 
 # what torch.backends.cudnn / torch.backends.cuda answer about the device;
@@ -158,7 +112,7 @@ def _is_knob(qual: str) -> bool:
 def names_gpu_option(name: str) -> bool:
     """`gpus`, `n_gpu`, `use_cuda`, `cuda`: a name for a GPU count or a CUDA
     switch (not `cuda_graphs`, `is_cuda_available`'s helpers named otherwise)."""
-    words = _words(name)
+    words = name_words(name)
     return _device_presence(name) or (bool(words) and words[-1] == "cuda")
 
 
@@ -166,7 +120,7 @@ def _names_tool_presence(name: str) -> bool:
     """`nvidia_smi_path`, `have_nvml`, `nvml_ok`: a name for the NVIDIA tool
     itself, whose test asks whether the tool is installed, not which GPU runs
     (`is_nvidia`, `nvidia_gpu` stay vendor tests)."""
-    words = _words(name)
+    words = name_words(name)
     return any(w == "smi" or w.startswith(("nvml", "nvsmi")) for w in words) and any(
         w.startswith(_NVIDIA_TOOL_WORDS) for w in words
     )
@@ -176,7 +130,7 @@ def name_cover(name: str, guard_names: Iterable[str] = ()) -> frozenset[str]:
     """Cover implied by an identifier (last component of a name or call)."""
     if name in guard_names:
         return EVERY
-    return _word_cover(name)
+    return word_cover(name)
 
 
 def _last_name(node: ast.AST) -> str | None:
@@ -190,7 +144,7 @@ def _last_name(node: ast.AST) -> str | None:
 def _device_presence(name: str) -> bool:
     """`device_count`, `DEVICE_COUNT`, `num_gpus`, `n_gpu`: counts of GPUs
     (compared with 0, they are device checks)."""
-    words = _words(name)
+    words = name_words(name)
     return ("device" in words and "count" in words) or any(
         w in ("gpu", "gpus", "ngpu", "ngpus") for w in words
     )
@@ -373,7 +327,7 @@ def version_gate(test: ast.AST) -> str | None:
         name = (_last_name(test.func) or "").lower()
         if "version" not in name:
             return None
-        hints = set(_words(name)) | {(_last_name(a) or "").lower() for a in test.args}
+        hints = set(name_words(name)) | {(_last_name(a) or "").lower() for a in test.args}
         hints |= {
             a.value
             for a in test.args
@@ -449,7 +403,7 @@ def decorator_cover(decorators: list[ast.expr], qualify, guard_names=(), probe=N
         if isinstance(deco, ast.Call) and name in _SKIP_DECORATORS:
             for arg in deco.args[:1]:
                 cover |= test_cover(arg, qualify, guard_names, probe)
-        elif "gpu" in _words(name):
+        elif "gpu" in name_words(name):
             cover |= NON_CUDA  # @skip_if_no_gpu, @requires_gpu: a device check
         else:
             cover |= name_cover(name, guard_names)
@@ -467,188 +421,3 @@ def class_cover(node: ast.ClassDef, guard_names=()) -> frozenset[str]:
 
 def function_cover(node: ast.FunctionDef | ast.AsyncFunctionDef, guard_names=()) -> frozenset[str]:
     return name_cover(node.name, guard_names)
-
-
-def _project_relative(path: str) -> str:
-    """Only directories inside the project count: a checkout living under
-    /home/me/hip/ must not make every file a HIP backend. Paths outside the
-    working directory keep their last three directories (torch/cuda/x.py)."""
-    if os.path.isabs(path):
-        try:
-            relative = os.path.relpath(path)
-        except ValueError:  # another drive on Windows
-            relative = ".."
-        if not relative.startswith(".."):
-            return relative
-        return os.path.join(*re.split(r"[\\/]", path)[-4:])
-    return path
-
-
-# Words that, beside a vendor word, name one side of a dispatch by device
-# (cuda_backend.py, impl_rocm.py); any other word makes a vendor-named file a
-# topic (ptx_assembly.py, cuda_kernels.py, nvidia_demo.py), not a backend
-_DISPATCH_ROLES = frozenset(
-    (
-        "backend",
-        "backends",
-        "impl",
-        "implementation",
-        "interface",
-        "device",
-        "accelerator",
-        "platform",
-        "runtime",
-        "driver",
-        "provider",
-        "dispatch",
-        "specific",
-        "only",
-        "native",
-        "ext",
-        "extension",
-        "smi",
-    )
-)
-
-
-def _dispatch_stem_cover(stem: str) -> frozenset[str]:
-    """Cover of a file named for a vendor: one NVIDIA architecture's variant
-    (gemm_sm90.py) or a vendor's side of a dispatch (nvml.py, cuda_backend.py)."""
-    if _NVIDIA_ARCH.search(stem.lower()):
-        return EVERY
-    cover = _word_cover(stem)
-    if not cover or _amd_words(_words(stem)):
-        return cover  # an AMD file (hip_kernels.py) is the port itself
-    vendor = [w for w in _words(stem) if _word_cover(w)]
-    rest = [w for w in _words(stem) if not _word_cover(w)]
-    return cover if vendor and all(w in _DISPATCH_ROLES for w in rest) else NONE
-
-
-def path_cover(path: str) -> frozenset[str]:
-    """A module inside a vendor-named package is that vendor's backend (every
-    target): an AMD- or Apple-named one always, an NVIDIA-named one (cuda/,
-    nvidia/) beside another side's file or folder; a file named for a vendor's side of a dispatch (nvml.py,
-    cuda_backend.py, gemm_sm90.py) covers like a vendor name. A file named
-    just `cuda` (cuda.py, _cuda.py) is a dispatch side only beside another
-    device's file or folder (rocm.py, cpu.py, mps/): a utils/cuda.py among
-    checkpoint and logging helpers is a module about CUDA, checked as such."""
-    stem = os.path.basename(path).rsplit(".", 1)[0]
-    for part, where in _folders(path):
-        # only a directory named just for a vendor (not "cuda-projects/"): an AMD
-        # or Apple one is that side; an NVIDIA one only beside another side
-        # (torch/cuda/ beside mps/, triton/backends/nvidia/ beside amd/): a
-        # mylib/cuda/ with no counterpart is the project's only path, checked as such
-        if len(_words(part)) == 1 and _word_cover(part):
-            if not _names_nvidia(part) or sibling_has_other_side(where):
-                return EVERY  # torch/cuda/, triton/backends/nvidia/, codegen/rocm/
-    cover = _dispatch_stem_cover(stem)
-    if (
-        not cover
-        and any(_names_nvidia(w) for w in _words(stem))
-        and _holds_twin(os.path.dirname(os.path.abspath(path)), os.path.basename(path), amd_named=True)
-    ):
-        return EVERY  # gpu_nvidia.py beside gpu_amd.py: one side of a per-vendor module pair
-    # (an NVIDIA tool's name, nvml.py, says the module wraps that tool: kept)
-    if cover == NON_CUDA and all(_word_cover(w) for w in _words(stem)) and not sibling_has_other_side(path):
-        return NONE
-    return cover
-
-
-def _folders(path: str) -> list[tuple[str, str]]:
-    """(name, path on disk) of each project folder `path` lies in, outermost first."""
-    parts = re.split(r"[\\/]", _project_relative(path))[:-1]
-    folder = os.path.dirname(os.path.abspath(path))
-    out = []
-    for part in reversed(parts):
-        out.append((part, folder))
-        folder = os.path.dirname(folder)
-    return out[::-1]
-
-
-# names of a dispatch's other sides: devices, vendors, and the portable paths
-# a CUDA file is paired with (ops/cuda.py beside ops/torch.py or ops/reference.py)
-_OTHER_SIDES = frozenset(
-    "cpu mps xpu npu tpu hpu rocm hip amd metal xla mlu musa intel ascend habana vulkan opencl sycl "
-    "torch triton reference fallback generic default naive native python numpy".split()
-)
-
-
-def cuda_side_of_vendor_folders(path: str) -> bool:
-    """A source inside a folder named for NVIDIA (`backends/gpu/cuda/`) whose
-    AMD-named sibling folder (`backends/gpu/rocm/`) holds its twin (the same
-    place and name, vendor words aside: cuda_device_function.h beside
-    rocm_device_function.h): the CUDA half of a per-vendor pair the build
-    picks from, never compiled for AMD. A folder of CUDA kernels next to a
-    few AMD-only files (hipified for AMD at build time) is not a pair."""
-    folders = _folders(path)
-    for at, (part, where) in enumerate(folders):
-        if len(_words(part)) != 1 or not _names_nvidia(part):
-            continue
-        parent = os.path.dirname(where)
-        below = [name for name, _ in folders[at + 1 :]]  # the path under this folder
-        try:
-            siblings = [n for n in os.listdir(parent) if n != part and _amd_words(_words(n))]
-        except OSError:
-            return False
-        if any(_holds_twin(os.path.join(parent, s, *below), os.path.basename(path)) for s in siblings):
-            return True
-    return False
-
-
-def _holds_twin(folder: str, name: str, *, amd_named: bool = False) -> bool:
-    """`folder` holds a file other than `name` itself named as `name` is once
-    vendor words are dropped (with an AMD word in its name, if `amd_named`:
-    gpu_amd.py for gpu_nvidia.py)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return False
-    own = _neutral_stem(name)
-    for other in names:
-        if _neutral_stem(other) != own:
-            continue
-        if amd_named and (other == name or not _amd_words(_words(other.split(".", 1)[0]))):
-            continue
-        return True
-    return False
-
-
-def _neutral_stem(name: str) -> tuple[str, ...]:
-    stem = name.split(".", 1)[0]
-    return tuple(w for w in _words(stem) if not (_names_nvidia(w) or _amd_words([w])))
-
-
-def _amd_words(words: Iterable[str]) -> bool:
-    return any(w.startswith(_AMD_PREFIXES) or w == "amd" for w in words)
-
-
-def _names_nvidia(name: str) -> bool:
-    """A one-word name of NVIDIA's side: cuda, nvidia, cudnn, sm90."""
-    return bool(_NVIDIA_ARCH.search(name.lower())) or any(
-        w.startswith(_NVIDIA_PREFIXES + _CUDA_PREFIXES) for w in _words(name)
-    )
-
-
-def _other_side_words(words: Iterable[str]) -> bool:
-    return any(w in _OTHER_SIDES or w.startswith(_AMD_PREFIXES) for w in words)
-
-
-def names_other_side(name: str) -> bool:
-    """`CpuTracker`, `forward_rocm`, `mps_impl`: named for a dispatch's other side."""
-    return _other_side_words(_words(name))
-
-
-def sibling_has_other_side(path: str) -> bool:
-    """Whether a file or folder beside `path` names another side of a
-    dispatch (words its own name shares do not count). A folder that cannot
-    be listed (code linted from a string) counts as having one, as before
-    this check existed."""
-    try:
-        # listed each time (asked only of files and classes named just for CUDA):
-        # a cache would go stale in a process that lints a changing tree
-        names = os.listdir(os.path.dirname(os.path.abspath(path)))
-    except OSError:
-        return True
-    own = set(_words(os.path.basename(path).rsplit(".", 1)[0]))
-    return any(_other_side_words(set(_words(name.rsplit(".", 1)[0])) - own) for name in names)
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from portagpu.lint import vendor_names, vendor_paths
 from portagpu.lint.model import Edit, Fix, Rule
 from portagpu.lint.python import guards
 from portagpu.lint.python.checkers.common import const_str, last_name, module_matches
@@ -31,7 +32,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 @checker("nvidia_only_import", ast.Import, ast.ImportFrom)
 def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
     """Import of an NVIDIA-only telemetry module in a file with no AMD path."""
-    if guards.path_cover(ctx.path) >= guards.EVERY:
+    if vendor_paths.path_cover(ctx.path) >= guards.EVERY:
         return  # the module is the NVIDIA backend itself (gpustat/nvml.py, backends/nvidia/)
     modules = rule.options.get("modules", [])
     names = _imported_modules(node)
@@ -109,7 +110,7 @@ def nvidia_smi_subprocess(node: ast.Call, ctx: Context, rule: Rule) -> None:
     if qual not in rule.options.get("process_functions", ()):
         # a project's own runner (run_cmd("nvidia-smi -L"), self.execute([...])): the
         # command must then be spelled out at the call
-        words = set(guards.words_of(last_name(node.func) or ""))
+        words = set(vendor_names.name_words(last_name(node.func) or ""))
         if not words & set(rule.options.get("runner_words", ())):
             return
         wrapper = True
