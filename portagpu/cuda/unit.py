@@ -506,10 +506,13 @@ def sole_return(function: Any) -> Any:
 
 
 def declared_names(decl: Any) -> list[tuple[str, Any]]:
-    """(name, initializer-or-None) for each declarator of a declaration."""
+    """(name, initializer-or-None) for each declarator of a declaration; a
+    class member's initializer (`static constexpr int kWarp = 32;`) is the
+    field declaration's own default value."""
     out = []
-    for child in decl.children_by_field_name("declarator"):
-        init = None
+    defaults = decl.children_by_field_name("default_value") if decl.type == "field_declaration" else []
+    for at, child in enumerate(decl.children_by_field_name("declarator")):
+        init = defaults[at] if at < len(defaults) else None
         node = child
         if node.type == "init_declarator":
             init = node.child_by_field_name("value")
