@@ -22,6 +22,13 @@ SHUFFLES = frozenset({
     "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
 })
 BALLOTS = frozenset({"__ballot_sync", "__ballot"})
+# warp helpers of RAPIDS' libraries (raft/util/cuda_utils.cuh, cuML's older
+# MLCommon copy) that hand a lane mask on to a *_sync builtin: its position
+# (`raft::shfl(val, src_lane, width = WarpSize, mask = 0xffffffffu)`). Only
+# calls qualified with one of these namespaces: a project's own `shfl` may
+# order its arguments otherwise.
+LIBRARY_MASK_ARGS = {"shfl": 3, "shfl_xor": 3, "any": 1, "all": 1}
+LIBRARY_NAMESPACES = frozenset({"raft", "MLCommon"})
 WARP_PRIMITIVES = MASK_SYNC_FUNCTIONS | SHUFFLES | BALLOTS | frozenset(
     {"__activemask", "__any", "__all", "__lane_id"}
 )

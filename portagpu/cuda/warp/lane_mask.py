@@ -24,6 +24,7 @@ from portagpu.cuda.unit import (
     unwrap,
 )
 from portagpu.cuda.warp.common import (
+    LIBRARY_MASK_ARGS,
     MASK_SYNC_FUNCTIONS,
     Options,
     is_32bit_declaration,
@@ -33,6 +34,7 @@ from portagpu.cuda.warp.common import (
 )
 from portagpu.cuda.warp.macro_roles import (
     MASK,
+    library_call,
     macro_parameters_at,
     macro_roles,
     mask_functions,
@@ -56,9 +58,16 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
     # where a call passes its mask: the builtins' first argument, a macro's or
     # a wrapper function's mask parameter (macro_roles)
     positions = {**mask_functions(unit), **{name: at[MASK] for name, at in macro_roles(unit).items() if MASK in at}}
-    for name, call in unit.calls(MASK_SYNC_FUNCTIONS | positions.keys()):
+    for name, call in unit.calls(MASK_SYNC_FUNCTIONS | positions.keys() | LIBRARY_MASK_ARGS.keys()):
         args = call_args(call)
-        position = 0 if name in MASK_SYNC_FUNCTIONS else positions[name]
+        if name in MASK_SYNC_FUNCTIONS:
+            position = 0
+        elif name in LIBRARY_MASK_ARGS and library_call(call):  # raft::shfl(v, lane, width, mask)
+            position = LIBRARY_MASK_ARGS[name]
+        elif name in positions:
+            position = positions[name]
+        else:
+            continue
         if len(args) <= position or unit.is_guarded(call.start_byte):
             # a call in HIP-guarded code says nothing about the constant it uses
             continue

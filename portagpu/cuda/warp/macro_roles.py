@@ -29,7 +29,12 @@ from portagpu.cuda.unit import (
     parameter_names,
     unwrap,
 )
-from portagpu.cuda.warp.common import MASK_SYNC_FUNCTIONS, SHUFFLES
+from portagpu.cuda.warp.common import (
+    LIBRARY_MASK_ARGS,
+    LIBRARY_NAMESPACES,
+    MASK_SYNC_FUNCTIONS,
+    SHUFFLES,
+)
 
 MASK, DELTA, WIDTH = "mask", "delta", "width"
 SHUFFLE_LIKE = re.compile(r"shfl|shuffle", re.IGNORECASE)
@@ -61,6 +66,8 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
     args = call_args(call)
     if name in MASK_SYNC_FUNCTIONS and args:
         out.append((MASK, args[0]))
+    elif name in LIBRARY_MASK_ARGS and len(args) > LIBRARY_MASK_ARGS[name] and library_call(call):
+        out.append((MASK, args[LIBRARY_MASK_ARGS[name]]))
     shuffle = shuffle_name(call)
     if shuffle:
         delta = shuffle_delta(shuffle, call)
@@ -77,6 +84,13 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
         if len(args) > index:
             out.append((WIDTH, args[index]))
     return out
+
+
+def library_call(call: Any) -> bool:
+    """`raft::shfl(...)`, `MLCommon::any(...)`: a call into a library of LIBRARY_NAMESPACES."""
+    function = call.child_by_field_name("function")
+    scope = function.child_by_field_name("scope") if function is not None and function.type == "qualified_identifier" else None
+    return scope is not None and text_of(scope) in LIBRARY_NAMESPACES
 
 
 # a wrapper named like the builtins (shfl_down, shuffle_xor, warp_shfl_sync), not
