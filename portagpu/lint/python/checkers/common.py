@@ -53,3 +53,23 @@ def module_matches(name: str, modules) -> str | None:
         if name == module or name.startswith(module + "."):
             return module
     return None
+
+
+# calls that import a module named by a string: importlib.import_module("x"),
+# __import__("x"), and lazy importers (polygraphy's mod.lazy_import("x"))
+_IMPORTING_CALLS = frozenset({"import_module", "__import__", "lazy_import"})
+
+
+def imported_modules(node: ast.AST) -> list[str]:
+    """The modules an import statement names (`from a import b`: a and a.b),
+    or the one an importing call names by a literal string."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.level or not node.module:
+            return []
+        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    if isinstance(node, ast.Call) and last_name(node.func) in _IMPORTING_CALLS and node.args:
+        name = const_str(node.args[0])
+        return [name] if name and not name.startswith(".") else []
+    return []

@@ -5,15 +5,16 @@ from __future__ import annotations
 import ast
 
 from portagpu.lint.model import Fix, Rule
-from portagpu.lint.python.checkers.common import const_str, module_matches
-from portagpu.lint.python.checkers.telemetry import _imported_modules
+from portagpu.lint.python.checkers.common import const_str, imported_modules, module_matches
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
 
-@checker("vendor_module", ast.Import, ast.ImportFrom, ast.Attribute)
+@checker("vendor_module", ast.Import, ast.ImportFrom, ast.Attribute, ast.Call)
 def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
-    """Imports of, or attribute paths into, modules listed in options.modules.
+    """Imports of, or attribute paths into, modules listed in options.modules;
+    an import by name (`importlib.import_module("pycuda.driver")`,
+    `mod.lazy_import("cuda.bindings.driver")`) is an import.
 
     An attribute chain is reported once, where it first names the module
     (`cupy.cuda.cudnn` in `cupy.cuda.cudnn.foo()`); names imported from the
@@ -30,7 +31,7 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
         found = qual
     else:
         found = None
-        for name in _imported_modules(node):
+        for name in imported_modules(node):
             found = module_matches(name, modules)
             if found:
                 break
@@ -47,7 +48,7 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
 def _imports_any(ctx: Context, modules) -> bool:
     """Does the file import one of `modules` (or a module inside one)?"""
     return bool(modules) and any(
-        module_matches(name, modules) for node in ctx.imports.nodes for name in _imported_modules(node)
+        module_matches(name, modules) for node in ctx.imports.nodes for name in imported_modules(node)
     )
 
 

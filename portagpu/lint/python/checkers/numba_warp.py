@@ -14,8 +14,7 @@ from collections.abc import Iterator
 
 from portagpu.lint.model import Fix, Rule
 from portagpu.lint.python import guards
-from portagpu.lint.python.checkers.common import const_int
-from portagpu.lint.python.checkers.telemetry import _imported_modules
+from portagpu.lint.python.checkers.common import const_int, imported_modules
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -35,7 +34,7 @@ def _module_constants(body: list[ast.stmt], ctx: Context) -> Iterator[ast.Assign
 @checker("numba_warp_constant", ast.Import, ast.ImportFrom)
 def numba_warp_constant(node: ast.AST, ctx: Context, rule: Rule) -> None:
     if _DONE in ctx.memo or not any(
-        m == "numba.cuda" or m.startswith("numba.cuda.") for m in _imported_modules(node)
+        m == "numba.cuda" or m.startswith("numba.cuda.") for m in imported_modules(node)
     ):
         return
     ctx.memo[_DONE] = True

@@ -8,7 +8,12 @@ import re
 from portagpu.lint import vendor_names, vendor_paths
 from portagpu.lint.model import Edit, Fix, Rule
 from portagpu.lint.python import guards
-from portagpu.lint.python.checkers.common import const_str, last_name, module_matches
+from portagpu.lint.python.checkers.common import (
+    const_str,
+    imported_modules,
+    last_name,
+    module_matches,
+)
 from portagpu.lint.python.context import Context
 from portagpu.lint.python.registry import checker
 
@@ -18,24 +23,19 @@ def _has_amd_path(ctx: Context, rule: Rule) -> bool:
     return ctx.text_mentions(*rule.options.get("amd_markers", ()))
 
 
-def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if node.level or not node.module:
-        return []
-    return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-
-
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-@checker("nvidia_only_import", ast.Import, ast.ImportFrom)
+@checker("nvidia_only_import", ast.Import, ast.ImportFrom, ast.Call)
 def nvidia_only_import(node: ast.AST, ctx: Context, rule: Rule) -> None:
-    """Import of an NVIDIA-only telemetry module in a file with no AMD path."""
+    """Import of an NVIDIA-only telemetry module in a file with no AMD path
+    (also by name: `importlib.import_module("pynvml")`)."""
+    names = imported_modules(node)
+    if not names:
+        return  # most calls import nothing
     if vendor_paths.path_cover(ctx.path) >= guards.EVERY:
         return  # the module is the NVIDIA backend itself (gpustat/nvml.py, backends/nvidia/)
     modules = rule.options.get("modules", [])
-    names = _imported_modules(node)
     if isinstance(node, ast.ImportFrom):
         names += [alias.name for alias in node.names]  # `from pkg.nvml import pynvml as N`
     parts = set(re.split(r"[\\/]", ctx.path)[:-1])
@@ -168,7 +168,7 @@ def deprecated_pynvml(node: ast.AST, ctx: Context, rule: Rule) -> None:
                 )
         ctx.report(rule, node, fix, respect_guards=False, module=value.strip())
         return
-    for name in _imported_modules(node):
+    for name in imported_modules(node):
         found = module_matches(name, rule.options.get("legacy_modules", ()))
         if found:
             ctx.report(
