@@ -259,7 +259,12 @@ class Context:
             for rule, fn in handlers:
                 fn(node, self, rule)
         cls = node.__class__
-        if cls is ast.If or cls is ast.While or cls is ast.IfExp:
+        if (cls is ast.If or cls is ast.While or cls is ast.IfExp) and node.test.__class__ is ast.Constant:
+            # `if False:` / `if 0:` never runs its body (`while True:` its else): dead code breaks nothing
+            self._test(node.test)
+            visit = self._child if cls is ast.IfExp else self._block
+            visit(node.body if node.test.value else node.orelse)
+        elif cls is ast.If or cls is ast.While or cls is ast.IfExp:
             cover = self._cover_of(node.test)
             old = guards.version_gate(node.test)
             self._test(node.test)

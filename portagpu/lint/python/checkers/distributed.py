@@ -130,22 +130,22 @@ def rank_as_device(node: ast.Call, ctx: Context, rule: Rule) -> None:
 
 
 def _env_writes(node: ast.AST, ctx: Context) -> list[ast.AST]:
-    """Key nodes of environment variables this node writes: os.environ[...] =,
-    setdefault/putenv, update(NAME=...), and keys of dict literals (the env=
-    of a child process, os.environ.update({...}))."""
+    """Key nodes of environment variables this node may write: a subscript
+    assignment (`os.environ[...] =`, and as well a child process's copy,
+    `env = os.environ.copy(); env[...] =`, or a launcher's `current_env[...]`:
+    the caller keeps only keys naming the variables it knows), setdefault,
+    putenv, update(NAME=...), and keys of dict literals (the env= of a child
+    process, os.environ.update({...}))."""
     if isinstance(node, ast.Assign):
-        return [
-            t.slice
-            for t in node.targets
-            if isinstance(t, ast.Subscript) and ctx.qualify(t.value) == "os.environ"
-        ]
+        return [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
     if isinstance(node, ast.Dict):
         return [key for key in node.keys if key is not None]
     if isinstance(node, ast.Call):
-        qual = ctx.qualify(node.func)
-        if qual in ("os.environ.setdefault", "os.putenv") and node.args:
+        qual = ctx.qualify(node.func) or ""
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        if (method == "setdefault" or qual == "os.putenv") and node.args:
             return [node.args[0]]
-        if qual == "os.environ.update" or qual == "dict":
+        if method == "update" or qual == "dict":
             return [kw for kw in node.keywords if kw.arg is not None]
     return []
 
