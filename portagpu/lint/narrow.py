@@ -120,14 +120,12 @@ def _local_imports_used(index: tokenlines.TokenLines, inside: set[int], token_li
                 local.setdefault(name, []).append(number)
         else:
             module_level.update(_imported_names(statement))
-    wanted = [name for name in local if name not in module_level and _NAME.fullmatch(name)]
-    if not wanted:
-        return set()
-    used = index.word_lines(wanted) & token_lines
-    if not used:
-        return set()
-    used_names = {name for name in wanted if any(n in used for n in index.word_lines([name]))}
-    return {number for name in used_names for number in local[name]}
+    return {
+        number
+        for name, numbers in local.items()
+        if name not in module_level and _NAME.fullmatch(name) and not index.word_lines([name]).isdisjoint(token_lines)
+        for number in numbers
+    }
 
 
 def _is_comment(line: str) -> bool:

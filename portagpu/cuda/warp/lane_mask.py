@@ -34,7 +34,7 @@ from portagpu.cuda.warp.common import (
 )
 from portagpu.cuda.warp.macro_roles import (
     MASK,
-    library_call,
+    library_mask_at,
     macro_parameters_at,
     macro_roles,
     mask_functions,
@@ -62,8 +62,8 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         args = call_args(call)
         if name in MASK_SYNC_FUNCTIONS:
             position = 0
-        elif name in LIBRARY_MASK_ARGS and library_call(call):  # raft::shfl(v, lane, width, mask)
-            position = LIBRARY_MASK_ARGS[name]
+        elif (library := library_mask_at(call)) is not None:  # raft::shfl(v, lane, width, mask)
+            position = library
         elif name in positions:
             position = positions[name]
         else:

@@ -66,8 +66,8 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
     args = call_args(call)
     if name in MASK_SYNC_FUNCTIONS and args:
         out.append((MASK, args[0]))
-    elif name in LIBRARY_MASK_ARGS and len(args) > LIBRARY_MASK_ARGS[name] and library_call(call):
-        out.append((MASK, args[LIBRARY_MASK_ARGS[name]]))
+    elif (at := library_mask_at(call)) is not None and len(args) > at:
+        out.append((MASK, args[at]))
     shuffle = shuffle_name(call)
     if shuffle:
         delta = shuffle_delta(shuffle, call)
@@ -86,11 +86,15 @@ def _builtin_roles(call: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def library_call(call: Any) -> bool:
-    """`raft::shfl(...)`, `MLCommon::any(...)`: a call into a library of LIBRARY_NAMESPACES."""
+def library_mask_at(call: Any) -> int | None:
+    """Where a call into a library of LIBRARY_NAMESPACES (`raft::shfl(...)`,
+    `MLCommon::any(...)`) takes its lane mask, or None for any other call."""
+    at = LIBRARY_MASK_ARGS.get(callee_name(call))
+    if at is None:
+        return None
     function = call.child_by_field_name("function")
-    scope = function.child_by_field_name("scope") if function is not None and function.type == "qualified_identifier" else None
-    return scope is not None and text_of(scope) in LIBRARY_NAMESPACES
+    scope = function.child_by_field_name("scope") if function.type == "qualified_identifier" else None
+    return at if scope is not None and text_of(scope) in LIBRARY_NAMESPACES else None
 
 
 # a wrapper named like the builtins (shfl_down, shuffle_xor, warp_shfl_sync), not
