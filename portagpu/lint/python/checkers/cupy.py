@@ -26,7 +26,7 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
         if rule.options.get("imports_only"):
             return  # the import is what breaks; its uses add nothing (PG311)
         qual = ctx.qualify(node)
-        if qual is None or qual not in modules:
+        if qual is None or qual not in modules or _type_test(ctx):
             return
         found = qual
     else:
@@ -43,6 +43,24 @@ def vendor_module(node: ast.AST, ctx: Context, rule: Rule) -> None:
         return  # the module imports the other vendor's side too: it dispatches
     note = modules[found] if isinstance(modules, dict) else ""
     ctx.report(rule, node, Fix("suggestion", rule.replacement), module=found, note=note or "")
+
+
+def _type_test(ctx: Context) -> bool:
+    """Whether the attribute chain being checked is the class side of an
+    `isinstance`/`issubclass` test: a dispatch on the object's kind, not a
+    use of the vendor's API (its import, if any, is judged on its own)."""
+    depth, child = 1, ctx.parent(0)
+    parent = ctx.parent(depth)
+    while isinstance(parent, ast.Attribute) or isinstance(parent, ast.Tuple):
+        depth, child = depth + 1, parent
+        parent = ctx.parent(depth)
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass")
+        and len(parent.args) == 2
+        and parent.args[1] is child
+    )
 
 
 def _imports_any(ctx: Context, modules) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 
 from portagpu.lint.model import Fix, Rule
 from portagpu.lint.python import guards
@@ -271,3 +272,24 @@ def autotune_space(node: ast.AST, ctx: Context, rule: Rule) -> None:
         ctx.report(
             rule, node, Fix("suggestion", rule.replacement), smallest=min(warps), count=len(warps)
         )
+
+
+def _threads_per_warp(call: ast.Call) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == "threads_per_warp":
+            return kw.value
+    return call.args[1] if len(call.args) > 1 else None
+
+
+@checker("gluon_warp_layout", ast.Call)
+def gluon_warp_layout(node: ast.Call, ctx: Context, rule: Rule) -> None:
+    """A Gluon layout whose threads_per_warp multiply to 32, all literals."""
+    lanes = _threads_per_warp(node)
+    if not isinstance(lanes, (ast.List, ast.Tuple)) or not lanes.elts:
+        return
+    counts = [const_int(e) for e in lanes.elts]
+    if None in counts or math.prod(counts) != 32:  # type: ignore[arg-type]
+        return
+    if ctx.qualify(node.func) not in rule.options.get("layouts", ()):
+        return
+    ctx.report(rule, lanes, Fix("suggestion", rule.replacement), value=ctx.text_of(lanes))
