@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 from portagpu.lint.model import Edit, Fix, Rule
 from portagpu.lint.python import guards
@@ -154,6 +155,8 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
         # the device is the first argument
         callee_of_device = _callee(ctx, parent.func)
         hit = callee_of_device in functions and parent.args[:1] == [subject]
+        # Model(cfg, "cuda") where this module defines `Model.__init__(self, cfg, device)`
+        hit = hit or any(n in own_parameter(ctx, parent, subject).lower() for n in names)
     elif isinstance(parent, ast.keyword):
         call = ctx.parent(depth + 1)
         is_to = (
@@ -193,6 +196,87 @@ def cuda_device_string(node: ast.Constant, ctx: Context, rule: Rule) -> None:
             else "fails where there is no CUDA device"
         )
         ctx.report(rule, subject, Fix("suggestion", rule.replacement), value=shown, effect=effect)
+
+
+def own_parameter(ctx: Context, call: ast.Call, argument: ast.AST) -> str:
+    """The name of the parameter that a positional `argument` of `call` binds,
+    when the callee is defined in this module: a function, a class (its
+    `__init__`) or a method called on `self`; "" otherwise."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        name, on_self = func.id, False
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        name, on_self = func.attr, True
+    else:
+        return ""
+    if argument not in call.args or name.startswith(("register", "_register")):
+        return ""  # register_backend("cuda", Impl): a table keyed by device, not a placement
+    index = call.args.index(argument)
+    if _other_devices_given(ctx.module_text, name):
+        return ""  # f("cuda", ...) beside f("cpu", ...): one entry of a per-device dispatch
+    if any(isinstance(a, ast.Starred) for a in call.args[:index]):
+        return ""  # positions unknown after *args
+    params = parameters_of(ctx.module_text, name, on_self)
+    return params[index] if params is not None and index < len(params) else ""
+
+
+@lru_cache(maxsize=256)
+def parameters_of(text: str, name: str, method: bool) -> tuple[str, ...] | None:
+    """The positional parameters of `def name(...)` in `text` (of a class
+    `name`'s `__init__` when there is no such def), `self`/`cls` left out;
+    None when it is not defined here, or defined more than once. Read from the
+    module's whole text: narrowing may have blanked the definition."""
+    defs = list(re.finditer(rf"^([ \t]*)(?:async[ \t]+)?def[ \t]+{re.escape(name)}[ \t]*\(", text, re.M))
+    bound = method
+    if not defs and not method:
+        classes = list(re.finditer(rf"^class[ \t]+{re.escape(name)}\b[^\n]*:", text, re.M))
+        if len(classes) != 1:
+            return None
+        start = classes[0].end()
+        following = re.search(r"^\S", text[start:], re.M)  # the class ends at the next column-0 line
+        body = text[start : start + following.start()] if following else text[start:]
+        defs = [m for m in re.finditer(r"^([ \t]+)def[ \t]+__init__[ \t]*\(", body, re.M)]
+        text, bound = body, True
+    if len(defs) != 1:
+        return None
+    close = _closing_paren(text, defs[0].end())
+    if close < 0:
+        return None
+    try:
+        tree = ast.parse(f"def f({text[defs[0].end():close]}): pass")
+    except SyntaxError:
+        return None
+    args = tree.body[0].args  # type: ignore[attr-defined]
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if bound and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    elif bound:
+        return None  # a staticmethod, or not what it seemed
+    return tuple(names)
+
+
+_OTHER_DEVICES = "cpu|mps|xpu|hpu|npu|mtia|hip|rocm|meta|privateuseone"
+
+
+@lru_cache(maxsize=256)
+def _other_devices_given(text: str, name: str) -> bool:
+    """Whether `text` calls `name` with another device's name somewhere."""
+    pattern = rf"\b{re.escape(name)}\([^)\n]*?['\"](?:{_OTHER_DEVICES})(?::\d+)?['\"]"
+    return re.search(pattern, text) is not None
+
+
+def _closing_paren(text: str, start: int) -> int:
+    """The offset of the `)` that closes a parameter list opened just before `start`."""
+    depth = 1
+    for at in range(start, min(len(text), start + 4000)):
+        char = text[at]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return at
+    return -1
 
 
 def _used_as_device(ctx: Context, name: str, keywords, functions) -> bool:
