@@ -223,6 +223,26 @@ def ballot_value(unit: CudaUnit, node: Any) -> str | None:
     return None
 
 
+def _masked_ballot(unit: CudaUnit, node: Any) -> str | None:
+    """The ballot in `ballot & mask` (or `|`, `^`) whatever the mask is, a
+    helper declared in another file included: counting the result with a
+    32-bit counter drops the upper half of a wave64 ballot either way. None
+    when the combination is reported already (`_combined_32bit`)."""
+    node = unwrap(node)
+    if node is None or node.type != "binary_expression":
+        return None
+    if text_of(node.child_by_field_name("operator")) not in ("&", "|", "^"):
+        return None
+    for side in ("left", "right"):
+        operand = unwrap(node.child_by_field_name(side))
+        if _is_call_to(operand, BALLOTS):
+            return None if _combined_32bit(unit, operand) else callee_name(operand)
+        found = _masked_ballot(unit, operand)
+        if found:
+            return found
+    return None
+
+
 def _compared_with_full_32(call: Any) -> str | None:
     """The 32-bit full mask a ballot is compared with (`== ~0u`), if any."""
     node = outermost(call)
@@ -263,7 +283,7 @@ def find(unit: CudaUnit, options: Options) -> Iterator[Hit]:
         args = call_args(call)
         if len(args) != 1:
             continue
-        source = ballot_value(unit, args[0])
+        source = ballot_value(unit, args[0]) or _masked_ballot(unit, args[0])
         if source:
             function = call.child_by_field_name("function")
             yield Hit(

@@ -264,6 +264,15 @@ class Context:
             self._test(node.test)
             visit = self._child if cls is ast.IfExp else self._block
             visit(node.body if node.test.value else node.orelse)
+        elif (cls is ast.If or cls is ast.IfExp) and guards.other_vendor_test(node.test, self.qualify):
+            # `if device.type == "xpu":` runs only on Intel: its body breaks no target
+            self._test(node.test)
+            visit = self._child if cls is ast.IfExp else self._block
+            saved = self.cover
+            self.cover = guards.EVERY
+            visit(node.body)
+            self.cover = saved
+            visit(node.orelse)
         elif cls is ast.If or cls is ast.While or cls is ast.IfExp:
             cover = self._cover_of(node.test)
             old = guards.version_gate(node.test)

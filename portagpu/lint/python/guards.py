@@ -242,6 +242,29 @@ def test_cover(
     return frozenset(cover)
 
 
+# accelerators none of the targets is: code only they run never runs on ROCm, MPS or a CPU
+_OTHER_VENDORS = frozenset(("xpu", "npu", "hpu", "mlu", "musa", "mtia", "xla", "sdaa", "neuron", "tpu"))
+
+
+def other_vendor_test(test: ast.AST, qualify) -> bool:
+    """`device.type == "xpu"`, `torch.xpu.is_available()`, `hasattr(torch,
+    "npu") and torch.npu.is_available()`: true only on an accelerator that is
+    none of the targets, so what runs under it breaks none of them (what runs
+    instead of it is judged as usual)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(other_vendor_test(value, qualify) for value in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        for side in (test.left, test.comparators[0]):
+            if isinstance(side, ast.Constant) and isinstance(side.value, str):
+                if side.value.split(":")[0].lower() in _OTHER_VENDORS:
+                    return True
+        return False
+    if isinstance(test, ast.Call) and not test.args:
+        parts = (qualify(test.func) or "").split(".")
+        return len(parts) == 3 and parts[0] == "torch" and parts[1] in _OTHER_VENDORS and parts[2] == "is_available"
+    return False
+
+
 def negated_device_test(test: ast.AST, qualify) -> bool:
     """`x.device != "cuda"`, `x.device.type != torch.device("cuda")`,
     `not x.is_cuda`, `torch.cuda.device_count() < world_size`: a device test

@@ -54,7 +54,8 @@ def _results(ctx: Context, expr: ast.AST | None):
     elif isinstance(expr, ast.IfExp):
         if "rocm" in guards.test_cover(expr.test, ctx.qualify, ctx.guard_names):
             return
-        yield from _results(ctx, expr.body)
+        if not guards.other_vendor_test(expr.test, ctx.qualify):  # `32 if dev == "xpu" else 8`
+            yield from _results(ctx, expr.body)
         yield from _results(ctx, expr.orelse)
     elif isinstance(expr, ast.BoolOp):
         for value in expr.values:
