@@ -51,7 +51,7 @@ def _type_test(ctx: Context) -> bool:
     use of the vendor's API (its import, if any, is judged on its own)."""
     depth, child = 1, ctx.parent(0)
     parent = ctx.parent(depth)
-    while isinstance(parent, ast.Attribute) or isinstance(parent, ast.Tuple):
+    while isinstance(parent, (ast.Attribute, ast.Tuple)):
         depth, child = depth + 1, parent
         parent = ctx.parent(depth)
     return (

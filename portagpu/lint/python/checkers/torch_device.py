@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
 
 from portagpu.lint.model import Edit, Fix, Rule
 from portagpu.lint.python import guards
@@ -212,15 +211,17 @@ def own_parameter(ctx: Context, call: ast.Call, argument: ast.AST) -> str:
     if argument not in call.args or name.startswith(("register", "_register")):
         return ""  # register_backend("cuda", Impl): a table keyed by device, not a placement
     index = call.args.index(argument)
-    if _other_devices_given(ctx.module_text, name):
-        return ""  # f("cuda", ...) beside f("cpu", ...): one entry of a per-device dispatch
     if any(isinstance(a, ast.Starred) for a in call.args[:index]):
         return ""  # positions unknown after *args
-    params = parameters_of(ctx.module_text, name, on_self)
+    key = f"own_parameters:{name}:{on_self}"  # per file: the module text is read once per callee
+    if key not in ctx.memo:
+        text = ctx.module_text
+        # f("cuda", ...) beside f("cpu", ...): one entry of a per-device dispatch
+        ctx.memo[key] = None if _other_devices_given(text, name) else parameters_of(text, name, on_self)
+    params = ctx.memo[key]
     return params[index] if params is not None and index < len(params) else ""
 
 
-@lru_cache(maxsize=256)
 def parameters_of(text: str, name: str, method: bool) -> tuple[str, ...] | None:
     """The positional parameters of `def name(...)` in `text` (of a class
     `name`'s `__init__` when there is no such def), `self`/`cls` left out;
@@ -258,7 +259,6 @@ def parameters_of(text: str, name: str, method: bool) -> tuple[str, ...] | None:
 _OTHER_DEVICES = "cpu|mps|xpu|hpu|npu|mtia|hip|rocm|meta|privateuseone"
 
 
-@lru_cache(maxsize=256)
 def _other_devices_given(text: str, name: str) -> bool:
     """Whether `text` calls `name` with another device's name somewhere."""
     pattern = rf"\b{re.escape(name)}\([^)\n]*?['\"](?:{_OTHER_DEVICES})(?::\d+)?['\"]"
