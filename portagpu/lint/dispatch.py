@@ -103,27 +103,36 @@ def lint_text(
 NARROW = os.environ.get("PORTAGPU_LINT_FULL_PARSE", "") in ("", "0")
 
 
-Narrowing = tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]]
+# (tokens, words, conditional): what keeps a block anywhere, what keeps it
+# as a whole word in code (narrow.narrow), and (required words, tokens) of
+# the rules that count only in a file holding one of those words
+Narrowing = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]]
+
+
+def narrowing_key(rules: Sequence[Rule]) -> tuple[tuple[str, tuple[str, ...], str, tuple[str, ...], str], ...]:
+    """What narrowing reads of the rules, hashable for _narrow_tokens' cache."""
+    return tuple((r.id, r.tokens, r.language, r.requires, r.token_match) for r in rules)
 
 
 @lru_cache(maxsize=16)
-def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...]) -> Narrowing | None:
-    """The tokens every file is narrowed by, and (required words, tokens) of
-    the rules that count only in a file holding one of those words."""
+def _narrow_tokens(key: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...], str], ...]) -> Narrowing | None:
+    """The tokens and words every file is narrowed by, as the pre-scan reads
+    them, and (required words, tokens) of the rules that count only in a
+    file holding one of those words."""
     rules = [
-        Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks, requires=req)  # type: ignore[arg-type]
-        for i, toks, lang, req in key
+        Rule(i, "", "", lang, "info", (), "", "", "", "none", "", tokens=toks, requires=req, token_match=match)  # type: ignore[arg-type]
+        for i, toks, lang, req, match in key
     ]
     scan = PreScan(rules, "python")
     if scan.everything or scan.embedded_everything:
         return None  # some rule cannot say what it looks for: keep everything
-    return (scan.tokens or ()) + (scan.triggers or ()), scan.conditional
+    return (scan.anywhere or ()) + (scan.triggers or ()), scan.words, scan.conditional
 
 
 def _tokens_for(text: str, narrowing: Narrowing) -> tuple[str, ...]:
     """The tokens `text` is narrowed by: a rule inert here (none of its
     required words in the text) keeps no block of its own."""
-    tokens, conditional = narrowing
+    tokens, _, conditional = narrowing
     index = tokenlines.for_text(text)  # the one narrowing and the checkers search
     active = tuple(t for words, rule_tokens in conditional if any(map(index.has, words)) for t in rule_tokens)
     return tokens + active
@@ -153,9 +162,9 @@ def _check_module(check: Checker, text: str, path: str, language: str, rules: Se
     if language == "python" and NARROW:
         from portagpu.lint.narrow import narrow
 
-        narrowing = _narrow_tokens(tuple((r.id, r.tokens, r.language, r.requires) for r in rules))
+        narrowing = _narrow_tokens(narrowing_key(rules))
         tokens = _tokens_for(text, narrowing) if narrowing else None
-        narrowed = narrow(text, tokens) if tokens else None
+        narrowed = narrow(text, tokens, narrowing[1]) if narrowing else None
         if narrowed is not None:
             try:
                 return check(path, narrowed, rules, settings)

@@ -20,10 +20,10 @@ from __future__ import annotations
 import bisect
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from portagpu.lint import tokenlines
-from portagpu.lint.triple_quotes import triple_quoted_spans
+from portagpu.lint.triple_quotes import PlainStrings, triple_quoted_spans
 
 # triple-quoted strings (_string_interiors): a column-0 `def` inside a
 # docstring is not code. (Single-quoted strings cannot span lines without a
@@ -35,6 +35,7 @@ _IMPORT_AS = re.compile(r"[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)")
 _ASSIGN = re.compile(r"[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 _TABLE = re.compile(r"(?:[\w.]+\.)?\w+[ \t]*(?::[^=\n]*)?=[ \t]*[\[{]")  # NAME = [  /  NAME: T = {
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_ATTRIBUTE_ASSIGN = re.compile(r"[ \t]*[\w.]+\.\w+[ \t]*(?::[^=\n]*)?=(?!=)")  # self.dev = ...
 _DEF_NAME = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)")
 
 MIN_SAVING = 0.10  # below this share of the text, narrowing is not worth a copy
@@ -50,16 +51,25 @@ def _lines_with(index: tokenlines.TokenLines, tokens: Iterable[str]) -> set[int]
 
 
 def bound_names(
-    text: str, tokens: Iterable[str], starts: list[int] | None = None, token_lines: set[int] | None = None
+    text: str,
+    tokens: Iterable[str],
+    starts: list[int] | None = None,
+    token_lines: set[int] | None = None,
+    is_local: Callable[[int], bool] | None = None,
 ) -> set[str]:
     """Names bound on lines that mention a token (imports, assignments): code
-    elsewhere can reach a GPU API through them without spelling a token."""
+    elsewhere can reach a GPU API through them without spelling a token. A
+    plain name bound on a line where `is_local(line)` (a function's body) is
+    that function's local: no other block sees it (an attribute, `self.dev =`,
+    still counts)."""
     if starts is None or token_lines is None:
         index = tokenlines.for_text(text)
         starts = index.starts
         token_lines = _lines_with(index, tokenlines.minimal(tokens))
     names: set[str] = set()
     for line in token_lines:
+        if is_local is not None and is_local(line) and not _ATTRIBUTE_ASSIGN.match(text, starts[line - 1]):
+            continue
         begin = starts[line - 1]
         end = starts[line] if line < len(starts) else len(text)
         body = text[begin:end]
@@ -132,10 +142,10 @@ def _is_comment(line: str) -> bool:
     return line.lstrip(" \t").startswith("#")
 
 
-def _string_interiors(text: str, starts: list[int]) -> set[int]:
+def _string_interiors(spans: list[tuple[int, int, bool]], starts: list[int]) -> set[int]:
     """1-based lines that begin inside a multi-line (triple-quoted) string."""
     inside: set[int] = set()
-    for begin, end, _ in triple_quoted_spans(text):
+    for begin, end, _ in spans:
         first = bisect.bisect_right(starts, begin)
         last = bisect.bisect_right(starts, end - 3)
         if last > first:
@@ -156,15 +166,21 @@ def _head_offsets(text: str) -> list[int]:
     return offsets
 
 
-def narrow(text: str, tokens: Iterable[str]) -> str | None:
+def narrow(text: str, tokens: Iterable[str], words: Iterable[str] = ()) -> str | None:
     """The text with irrelevant top-level blocks blanked, or None when that
-    would save too little to be worth it."""
+    would save too little to be worth it. A block matters where it holds one
+    of `tokens` (anywhere but a comment line) or one of `words` as a whole
+    word in code: the tokens of rules that only count such words (a rule's
+    `token_match: word`), so `is_cuda` or a docstring's "on cuda" keeps
+    nothing for them."""
     tokens = tokenlines.minimal_of(frozenset(tokens))
-    if not tokens or ("def" not in text and "class" not in text):
+    words = tuple(w for w in tokenlines.minimal_of(frozenset(words)) if not any(t in w for t in tokens))
+    if not (tokens or words) or ("def" not in text and "class" not in text):
         return None
     index = tokenlines.for_text(text)
     lines, starts = index.lines, index.starts
-    inside = _string_interiors(text, starts)
+    spans = triple_quoted_spans(text)
+    inside = _string_interiors(spans, starts)
     # top-level statement starts: column-0 code lines outside strings, not a
     # closing bracket, not after a backslash continuation
     heads = []
@@ -177,7 +193,9 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
         return None
     # a token in a comment-only line cannot reach a checker (they read the tree)
     token_lines = {n for n in _lines_with(index, tokens) if not _is_comment(lines[n - 1])}
-    names = bound_names(text, tokens, starts, token_lines)
+    if words:
+        token_lines |= index.code_word_lines(words, PlainStrings(text, spans).inside)
+    names = bound_names(text, tokens, starts, token_lines, _function_locals(heads, lines, text, starts))
     # a multi-line top-level assignment (CONFIGS = [\n triton.Config(..., num_warps=8),\n])
     # binds its name even though the token sits on a later line
     # and so does a short top-level helper that mentions a token (`def _smi(): return "nvidia-smi"`)
@@ -221,6 +239,25 @@ def narrow(text: str, tokens: Iterable[str]) -> str | None:
     narrowed = "".join(out)
     tokenlines.remember(index.narrowed(narrowed, blank))  # the checker's searches start from ours
     return narrowed
+
+
+def _function_locals(heads: list[int], lines: list[str], text: str, starts: list[int]) -> Callable[[int], bool]:
+    """Whether a line lies in the body of a top-level function that
+    declares nothing `global` or `nonlocal`, so a plain name it binds is
+    that function's own (a `def` line is its head, never its body)."""
+    escapes = "global" in text or "nonlocal" in text
+
+    def local(line: int) -> bool:
+        at = bisect.bisect_right(heads, line) - 1
+        if at < 0 or heads[at] == line or not _DEF_NAME.match(lines[heads[at] - 1]):
+            return False
+        if not escapes:
+            return True
+        begin = starts[heads[at] - 1]
+        end = starts[heads[at + 1] - 1] if at + 1 < len(heads) else len(text)
+        return text.find("global", begin, end) < 0 and text.find("nonlocal", begin, end) < 0
+
+    return local
 
 
 def _blocks(heads: list[int], lines: list[str], relevant: list[int], end: int):

@@ -72,13 +72,13 @@ class PreScan:
         embedded = [r for r in rules if language == "python" and r.language == "cuda"]
         self.everything = any(not r.tokens for r in own)
         unconditional = [r for r in own if not r.requires]
-        # what narrowing keeps a block for: every token, as a substring
+        # every token, as a substring
         self.tokens = _minimal_tokens(t for r in unconditional for t in r.tokens)
         # what wants a file: the tokens of `token_match: word` rules only as
         # whole words outside comments (`cuda` in `is_cuda` or `# on cuda`
         # selects nothing), every other token anywhere
         by_word = language != "cuda"
-        anywhere = _minimal_tokens(
+        self.anywhere = anywhere = _minimal_tokens(
             t for r in unconditional if not (by_word and r.token_match == "word") for t in r.tokens
         )
         self.words = tuple(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 from portagpu.lines import split_lines
@@ -99,6 +99,18 @@ class TokenLines:
                     at = text.find(name, at + size, stop)
         return found
 
+    def code_word_lines(self, words: Iterable[str], in_text_block: Callable[[int], bool]) -> set[int]:
+        """Lines where one of `words` stands as a whole word in code
+        (word_offsets): a word in a comment, a docstring or inside a longer
+        name (`is_cuda`) is not on them. Only files holding the word as a
+        substring (the cached search) are scanned."""
+        text, starts = self.text, self.starts
+        found: set[int] = set()
+        for word in words:
+            if self.of(word):
+                found.update(bisect.bisect_right(starts, at) for at in word_offsets(text, word, in_text_block))
+        return found
+
     def narrowed(self, text: str, blanked: list[tuple[int, int, str]]) -> TokenLines:
         """The index of `text`: this text with the line ranges [a, b) of
         `blanked` emptied (line a holding `indent + "pass"` where an indent is
@@ -115,14 +127,14 @@ def _is_word_char(char: str) -> bool:
     return char in _WORD_CHARS or (char > "\x7f" and char.isalnum())
 
 
-def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:
-    """Whether `token` stands in `text` as a whole word outside a `#` comment
-    (and outside a docstring or other text block, where `in_text_block(offset)`
-    says so): `torch.cuda`, `"cuda:0"`, `cupy-cuda12x`, but not `is_cuda`,
-    `cudagraphs` or `# moves to cuda`. A `#` counts as a comment's only when
-    no quote comes before it on its line (it may sit in a string otherwise).
-    `str.find` and a look at the neighbours: ~3x faster than a regex with
-    look-arounds."""
+def word_offsets(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> Iterator[int]:
+    """Offsets where `token` stands in `text` as a whole word outside a `#`
+    comment (and outside a docstring or other text block, where
+    `in_text_block(offset)` says so): `torch.cuda`, `"cuda:0"`,
+    `cupy-cuda12x`, but not `is_cuda`, `cudagraphs` or `# moves to cuda`. A
+    `#` counts as a comment's only when no quote comes before it on its line
+    (it may sit in a string otherwise). `str.find` and a look at the
+    neighbours: ~3x faster than a regex with look-arounds."""
     find, size = text.find, len(token)
     at = find(token)
     while at >= 0:
@@ -131,9 +143,13 @@ def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None 
             # the line so far: Python ends lines at \n, \r\n and a lone \r
             before = text[max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1 : at]
             if ("#" not in before or "'" in before or '"' in before) and not (in_text_block and in_text_block(at)):
-                return True
+                yield at
         at = find(token, end)
-    return False
+
+
+def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:
+    """Whether `token` stands in `text` as a whole word in code (word_offsets)."""
+    return next(word_offsets(text, token, in_text_block), None) is not None
 
 
 def minimal(tokens: Iterable[str]) -> tuple[str, ...]:
@@ -198,8 +214,13 @@ class _Narrowed(TokenLines):
         self._stops = [b for _, b, _ in blanked]
 
     def _search(self, token: str) -> list[int]:
-        if not token.strip(" \tpas") or "\n" in token or "\r" in token:
-            return super()._search(token)  # may match an inserted `pass` or span lines: search
+        # narrowing searched its own tokens in the whole text: their hits,
+        # less the blanked lines, are free. Any other token is searched in
+        # this text, which is what was kept (a quarter to a half of the
+        # whole in wanted files), and an inserted `pass` or a token spanning
+        # lines is then matched as in any text.
+        if token not in self._full._found or not token.strip(" \tpas") or "\n" in token or "\r" in token:
+            return super()._search(token)
         firsts, stops = self._firsts, self._stops
         kept = []
         for line in self._full.of(token):

@@ -97,14 +97,17 @@ class PlainStrings:
     that is not an f-string (a docstring, a text block). The spans are
     found on the first question: most texts are never asked."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, spans: list[tuple[int, int, bool]] | None = None) -> None:
+        """`spans`: the text's triple_quoted_spans where the caller has them."""
         self.text = text
+        self._spans = spans
         self._starts: list[int] | None = None
         self._ends: list[int] = []
 
     def inside(self, offset: int) -> bool:
         if self._starts is None:
-            spans = [(a, b) for a, b, formatted in triple_quoted_spans(self.text) if not formatted]
+            found = self._spans if self._spans is not None else triple_quoted_spans(self.text)
+            spans = [(a, b) for a, b, formatted in found if not formatted]
             self._starts = [a for a, _ in spans]
             self._ends = [b for _, b in spans]
         at = bisect.bisect_right(self._starts, offset) - 1

@@ -205,8 +205,7 @@ def test_a_rule_that_requires_a_word_is_inert_without_it():
     assert scan.wants("binder()\ngpu = 1\n") and scan.wants("x.cuda()\n")
     assert not scan.wants("binder()\n")
     # the words a file is narrowed by: the inert rule's tokens only next to its word
-    key = tuple((r.id, r.tokens, r.language, r.requires) for r in (needs, other))
-    narrowing = dispatch._narrow_tokens(key)
+    narrowing = dispatch._narrow_tokens(dispatch.narrowing_key((needs, other)))
     assert "gpu" not in dispatch._tokens_for("x.cuda()\ngpu = 1\n", narrowing)
     assert "gpu" in dispatch._tokens_for("binder()\ngpu = 1\n", narrowing)
 

@@ -101,7 +101,7 @@ def test_findings_are_the_same_with_and_without_narrowing(toy, tmp_path, monkeyp
 
 def test_a_narrowed_text_that_does_not_parse_falls_back_to_the_whole_file(toy, tmp_path, monkeypatch):
     expected = _tree(tmp_path)
-    monkeypatch.setattr("portagpu.lint.narrow.narrow", lambda text, tokens: "def broken(:\n")
+    monkeypatch.setattr("portagpu.lint.narrow.narrow", lambda text, tokens, words=(): "def broken(:\n")
     result = lint_paths([tmp_path], toy(cache=False))
     assert [f.line for f in result.findings] == expected
 
@@ -313,13 +313,14 @@ def test_string_interiors_are_the_tokenizers(statements):
 
     from portagpu.lint import tokenlines
     from portagpu.lint.narrow import _string_interiors
+    from portagpu.lint.triple_quotes import triple_quoted_spans
 
     text = "".join(s + "\n" for s in statements)
     expected: set[int] = set()
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
         if token.type == tokenize.STRING and token.end[0] > token.start[0]:
             expected.update(range(token.start[0] + 1, token.end[0] + 1))
-    assert _string_interiors(text, tokenlines.TokenLines(text).starts) == expected
+    assert _string_interiors(triple_quoted_spans(text), tokenlines.TokenLines(text).starts) == expected
 
 
 def test_facts_about_the_whole_module_see_the_blocks_narrowing_blanked():
@@ -364,3 +365,55 @@ def test_a_local_import_keeps_its_finding_with_narrowing(tmp_path):
     ) + "def filler():\n    pass\n" * 12
     codes = [f.code for f in lint_one(source, "m.py", LintConfig()).findings]
     assert "PG101" in codes
+
+
+_FILLER = "".join(f"\n\ndef filler{i}(a):\n    return a + {i}\n" for i in range(12))
+
+
+def _same_findings_narrowed(source: str, monkeypatch) -> list[tuple[str, int]]:
+    """The real catalogue's findings on `source`, which narrowing must not change."""
+    from portagpu.lint.config import LintConfig
+    from portagpu.lint.engine import lint_one
+
+    narrowed = [(f.code, f.line) for f in lint_one(source, "m.py", LintConfig()).findings]
+    monkeypatch.setattr(dispatch, "NARROW", False)
+    full = [(f.code, f.line) for f in lint_one(source, "m.py", LintConfig()).findings]
+    monkeypatch.setattr(dispatch, "NARROW", True)
+    assert narrowed == full
+    return narrowed
+
+
+def test_a_word_only_in_a_longer_name_or_a_docstring_keeps_no_block(monkeypatch):
+    """Rules whose tokens count only as whole words in code (`token_match:
+    word`) keep no block for `is_cuda`, `cuda_graphs` or a docstring's "cuda":
+    the pre-scan already reads the file that way; a plain token still keeps
+    its block wherever it stands."""
+    source = (
+        "import torch\n\ndef moves(x):\n    return x.cuda()\n"
+        '\n\ndef prose(x):\n    """Runs on cuda when asked."""\n    return x.is_cuda\n'
+        "\n\ndef graphs(cuda_graphs):\n    return len(cuda_graphs)\n"
+    ) + _FILLER
+    out = narrow(source, [], ["cuda"])
+    assert out is not None and "def moves" in out
+    assert "def prose" not in out and "def graphs" not in out
+    substring = narrow(source, ["cuda"])
+    assert substring is not None and "def prose" in substring and "def graphs" in substring
+    assert _same_findings_narrowed(source, monkeypatch) == [("PG102", 4)]
+
+
+def test_a_name_a_function_binds_for_itself_keeps_no_other_block(monkeypatch):
+    """`dev = "cuda"` inside a function binds that function's local: another
+    function using its own `dev` is not kept for it. A module-level binding,
+    an attribute (`self.dev = ...`) and a function that declares the name
+    `global` still reach the other blocks."""
+    local = 'def pick():\n    dev = "cuda"\n    return dev\n\n\ndef other(dev):\n    return dev.index\n'
+    out = narrow(local + _FILLER, ["cuda"])
+    assert out is not None and "def pick" in out and "def other" not in out
+    module = 'dev = "cuda"\n\n\ndef other(x):\n    return x.to(dev)\n'
+    assert "def other" in narrow(module + _FILLER, ["cuda"])
+    escaping = 'def pick():\n    global dev\n    dev = "cuda"\n\n\ndef other(x):\n    return x.to(dev)\n'
+    assert "def other" in narrow(escaping + _FILLER, ["cuda"])
+    attribute = 'def setup(cfg):\n    cfg.dev = "cuda"\n\n\ndef other(cfg, x):\n    return x.to(cfg.dev)\n'
+    assert "def other" in narrow(attribute + _FILLER, ["cuda"])
+    for source in (local, module, escaping, attribute):
+        _same_findings_narrowed("import torch\n" + source + _FILLER, monkeypatch)
