@@ -56,6 +56,7 @@ CATEGORY_OF_RULE: dict[str, str | None] = {
     "PG507": "warp32-literal",
     "PG508": "warp32-literal",
     "PG509": "warp32-literal",
+    "PG510": "warp32-literal",
     "PG309": "warp32-literal",  # numba.cuda warp-width constant
     "PG312": "warp32-mask",  # numba.cuda warp function given 0xFFFFFFFF
     "PG601": "inline-ptx",

@@ -265,12 +265,19 @@ class _Plan:
             return True  # the reason for its model: reported there
         elif checker == "warpsize_constexpr" and model == LOGICAL:
             return True  # every warpSize of a logical32 function reads 32
+        elif checker == "launch_width" and self._kernel_is_logical(found.hit.values.get("kernel", "")):
+            # the 32-thread launch made the kernel logical32 (its warpSize reads 32): they agree
+            self.keep(found, f"`{found.hit.values['kernel']}` keeps 32-lane warps (logical32)")
+            return True
         fixer = FIXERS.get(checker)
         part = found.unit or self.unit  # the source, or the body of one of its macros
         planned = fixer(part, found.hit) if fixer is not None else None
         if planned and not all(part.editable(e.start, e.end) for e in planned):
             planned = None  # it would break a macro's continuation line: reported instead
         return self.rewrite(found, planned or [])
+
+    def _kernel_is_logical(self, name: str) -> bool:
+        return any(fm.name == name and fm.model == LOGICAL for fm in self.models.functions.get(self.key, ()))
 
     def _constant_at(self, start: int) -> Any:
         for const in self.models.constants.values():

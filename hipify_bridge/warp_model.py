@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from portagpu.cuda.launches import declared_value, launch_of
 from portagpu.cuda.parser import text_of, walk
 from portagpu.cuda.unit import (
     CudaUnit,
@@ -57,7 +58,6 @@ WARP_CALLS = (
     )
 )
 TILE_TEMPLATES = frozenset({"tiled_partition", "thread_block_tile"})
-LAUNCH_APIS = frozenset({"cudaLaunchKernel", "cudaLaunchCooperativeKernel"})
 WARP_CONSTANT_NAME = re.compile(
     r"^(?:(k_?)?(cuda_?)?(warp|wave(front)?)_?(size|width|sz|len|lanes|threads)"
     r"|(k_?)?(num_?)?(threads|lanes)_?(per|in)_?(warp|wave(front)?)"
@@ -411,21 +411,10 @@ def host_launch_reasons(
     out: dict[str, list[str]] = {}
     for host in host_functions:
         for call in walk(host):
-            if call.type != "call_expression":
+            launch = launch_of(call) if call.type == "call_expression" else None
+            if launch is None:
                 continue
-            config = next((c for c in call.named_children if c.type == "kernel_call_syntax"), None)
-            name = callee_name(call)
-            if config is not None:
-                shapes = config.named_children[:2]
-            elif name in LAUNCH_APIS:
-                args = call_args(call)
-                if not args:
-                    continue
-                name = re.sub(r"^\(.*?\)|[&()\s]", "", text_of(args[0]).split(",")[0])
-                name = re.sub(r"<.*", "", name)
-                shapes = args[1:3]
-            else:
-                continue
+            name, shapes = launch
             if name not in kernels:
                 continue
             for shape in shapes:
@@ -449,21 +438,11 @@ def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: in
             name = text_of(node)
             if name in constants:
                 return name
-            decl = unit.declarations_in_scope(node).get(name)
-            if decl is not None and decl[1] is not None and decl[1] is not expr:
-                found = _shape_32(unit, decl[1], constants, depth + 1)
+            value = declared_value(unit, name, node)  # `= expr`, or `dim3 block(32, 8)`'s arguments
+            if value is not None and value is not expr:
+                found = _shape_32(unit, value, constants, depth + 1)
                 if found:
                     return found
-            elif decl is not None and decl[0].type == "declaration":
-                # `dim3 block(32, 8);` keeps its arguments as the declarator's initializer
-                for child in decl[0].children_by_field_name("declarator"):
-                    if (
-                        child.type == "init_declarator"
-                        and text_of(child.child_by_field_name("declarator")) == name
-                    ):
-                        found = _shape_32(unit, child, constants, depth + 1)
-                        if found:
-                            return found
     return ""
 
 

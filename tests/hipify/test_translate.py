@@ -229,3 +229,30 @@ def test_a_ballot_function_kept_in_32_bits_by_its_caller_is_widened():
     body = _fixed(source)
     assert "unsigned long long bits = vote(p);" in body
     assert "unsigned long long w = vote(p);" in body
+
+
+_ROW_KERNEL = (
+    "__global__ void rows(float* y, int n) {\n"
+    "  int w = (blockIdx.x * blockDim.x + threadIdx.x) / warpSize;\n"
+    "  if (w < n) y[w] = 0.f;\n"
+    "}\n"
+)
+
+
+def test_a_32_thread_launch_of_a_warpsize_kernel_agrees_with_its_logical32_translation():
+    """PG510's launch makes the kernel logical32 (its warpSize reads 32), so
+    the translation is right as launched: the 32 is kept, not left unconverted."""
+    source = _ROW_KERNEL + "void run(float* y, int n) { int grid = (n * 32 + 255) / 256; rows<<<grid, 256>>>(y, n); }\n"
+    tr = translate(source, engine="builtin", diagnose=True)
+    assert [m["model"] for m in tr.report.warp_models if m["function"] == "rows"] == ["logical32"]
+    assert [(k["line"], k["rule"]) for k in tr.report.kept] == [(5, "PG510")]
+    assert all(u["rule"] != "PG510" for u in tr.report.unconverted)
+
+
+def test_a_32_thread_launch_hipify_cannot_see_stays_unconverted():
+    """A launch inside a macro body does not reach the warp-model choice: the
+    kernel is widened to the native wavefront while its launch keeps 32 threads
+    per row, and the report says so."""
+    source = _ROW_KERNEL + "#define LAUNCH(k) k<<<1, block>>>(y, n)\nvoid run(float* y, int n) { dim3 block(32, 4); LAUNCH(rows); }\n"
+    tr = translate(source, engine="builtin", diagnose=True)
+    assert [(u["line"], u["rule"]) for u in tr.report.unconverted] == [(6, "PG510")]

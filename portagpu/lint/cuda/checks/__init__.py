@@ -4,6 +4,7 @@ rewrites (portagpu/cuda/warp/); the others report only."""
 
 from portagpu.lint.cuda.checks import (  # noqa: F401
     inline_asm,
+    launch_width,
     library_calls,
     library_use,
     tiled_partition,
