@@ -100,15 +100,28 @@ class TokenLines:
         return found
 
     def code_word_lines(self, words: Iterable[str], in_text_block: Callable[[int], bool]) -> set[int]:
-        """Lines where one of `words` stands as a whole word in code
-        (word_offsets): a word in a comment, a docstring or inside a longer
-        name (`is_cuda`) is not on them. Only files holding the word as a
-        substring (the cached search) are scanned."""
-        text, starts = self.text, self.starts
+        """Lines where one of `words` stands as a whole word in code, as
+        word_offsets reads it: a word in a comment, a docstring or inside a
+        longer name (`is_cuda`) is not on them. Only the lines the cached
+        substring search found are read, each up to its first such word."""
+        text, starts, end_of_text = self.text, self.starts, len(self.text)
         found: set[int] = set()
         for word in words:
-            if self.of(word):
-                found.update(bisect.bisect_right(starts, at) for at in word_offsets(text, word, in_text_block))
+            size = len(word)
+            for line in self.of(word):
+                if line in found:
+                    continue
+                begin = starts[line - 1]
+                stop = starts[line] if line < len(starts) else end_of_text
+                at = text.find(word, begin, stop)
+                while at >= 0:
+                    end = at + size
+                    if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
+                        before = text[begin:at]
+                        if ("#" not in before or "'" in before or '"' in before) and not in_text_block(at):
+                            found.add(line)
+                            break
+                    at = text.find(word, end, stop)
         return found
 
     def narrowed(self, text: str, blanked: list[tuple[int, int, str]]) -> TokenLines:

@@ -1,6 +1,9 @@
 """The shared token index (portagpu/lint/tokenlines.py): Python's line model,
 one search per token, and a narrowed text's hits without a new search."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from portagpu.lines import split_lines
 from portagpu.lint import tokenlines
 from portagpu.lint.narrow import narrow
@@ -97,3 +100,23 @@ def test_word_lines_find_names_as_whole_words_only():
 
     text = "dense = 1\nbsr_dense_addmm(x)\ny = dense+1\nx_dense\nédense\ndense2\n"
     assert TokenLines(text).word_lines(["dense"]) == {1, 3}
+
+
+_PIECES = ["cuda", " ", "\n", "\r\n", "\r", "x", "_", "#", "'", '"', '"""', "is_cuda", "cuda12", ".", "(", "\x85"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_code_word_lines_are_the_lines_of_word_offsets(pieces):
+    """The line-by-line reading narrowing uses agrees with word_offsets, the
+    pre-scan's reading, on every text: line breaks of each kind, comments,
+    quotes, docstrings and longer names around the word."""
+    import bisect
+
+    from portagpu.lint.triple_quotes import PlainStrings
+
+    text = "".join(pieces)
+    index = TokenLines(text)
+    inside = PlainStrings(text).inside
+    expected = {bisect.bisect_right(index.starts, at) for at in tokenlines.word_offsets(text, "cuda", inside)}
+    assert index.code_word_lines(["cuda"], inside) == expected
