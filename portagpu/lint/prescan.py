@@ -30,19 +30,65 @@ def _minimal_tokens(tokens: Iterable[str]) -> tuple[str, ...] | None:
     return tokenlines.minimal(tokens) or None
 
 
-def _has_any(text: str, tokens: list[str] | None) -> bool:
-    """Whether any token is in text. `in` (CPython's fast substring search)
-    beats one big alternation regex ~2x. A file that holds one token tends to
-    hold it again in the next file (`cuda` in most GPU code), so the token that
-    hit moves to the front: a wanted file then costs one search, not several."""
-    if tokens is None:
+GATE_LENGTH = 4  # a shorter shared piece (`smi`, `cu`) is in too many texts to rule any out
+GATE_MEMBERS = 3  # a gate pays for its own search only when it stands for several tokens
+
+
+def _gated(tokens: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """(gate, tokens) groups: the tokens holding a shared piece of at least
+    GATE_LENGTH characters (`nvidia` in `nvidia-smi`, `import nvidia`,
+    `gl.nvidia`, ...) sit behind it, so a text without the piece costs one
+    search for the lot; each other token is its own gate. Greedy: the piece
+    most tokens share first, the longest on a tie."""
+    left = list(tokens)
+    groups: list[tuple[str, list[str]]] = []
+    while True:
+        shared: dict[str, int] = {}
+        for token in left:
+            pieces = {token[i:j] for i in range(len(token)) for j in range(i + GATE_LENGTH, len(token) + 1)}
+            for piece in pieces:
+                shared[piece] = shared.get(piece, 0) + 1
+        best = max(((n, len(p), p) for p, n in shared.items() if n >= GATE_MEMBERS), default=None)
+        if best is None:
+            break
+        gate = best[2]
+        groups.append((gate, [t for t in left if gate in t]))
+        left = [t for t in left if gate not in t]
+    return groups + [(token, [token]) for token in left]
+
+
+class AnyToken:
+    """Whether any of a fixed set of tokens is in a text. `in` (CPython's
+    fast substring search) beats one big alternation regex ~2x, and a text
+    without a group's gate is searched once for the whole group (_gated). A
+    file that holds one token tends to hold it again in the next file (`cuda`
+    in most GPU code), so the group and token that hit move to the front: a
+    wanted file then costs one or two searches, not several."""
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self.groups = _gated(tokens)
+
+    def __call__(self, text: str) -> bool:
+        groups = self.groups
+        for at, (gate, members) in enumerate(groups):
+            if gate not in text:
+                continue
+            for index, token in enumerate(members):
+                if token is gate or token in text:  # a token alone is its own gate: found already
+                    if index:
+                        members.insert(0, members.pop(index))
+                    if at:
+                        groups.insert(0, groups.pop(at))
+                    return True
         return False
-    for index, token in enumerate(tokens):
-        if token in text:
-            if index:
-                tokens.insert(0, tokens.pop(index))
-            return True
-    return False
+
+
+def _any_token(tokens: tuple[str, ...] | None) -> AnyToken | None:
+    return AnyToken(tokens) if tokens is not None else None
+
+
+def _has_any(text: str, search: AnyToken | None) -> bool:
+    return search is not None and search(text)
 
 
 def _has_word(text: str, words: list[str]) -> bool:
@@ -99,18 +145,18 @@ class PreScan:
         # once no token is in a text, neither is a trigger that holds one
         # (`RawKernel`): the triggers left to search there
         unseen = [g for g in self.triggers or () if not any(t in g for t in anywhere or ())]
-        # the search orders, hits first (see _has_any)
+        # the searches, hits first (AnyToken)
         self._order = [
-            list(anywhere) if anywhere is not None else None,
-            unseen if self.triggers is not None else None,
-            list(self.embedded) if self.embedded is not None else None,
+            _any_token(anywhere),
+            _any_token(tuple(unseen)) if self.triggers is not None else None,
+            _any_token(self.embedded),
         ]
         self._words = list(self.words)
         # asked only once no plain token is in a text: a rule whose required
         # words each hold such a token (PG806's `nccl`, `set_device`) is out too
         plain = anywhere or ()
         self._conditional = [
-            (list(words), list(tokens))
+            (AnyToken(words), AnyToken(tokens))
             for words, tokens in self.conditional
             if any(not any(t in w for t in plain) for w in words)
         ]

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from portagpu.lint import dispatch, runner
 from portagpu.lint.engine import lint_paths, lint_text
 from portagpu.lint.model import LintSettings
@@ -309,3 +312,19 @@ def test_an_editor_buffer_named_as_a_stub_is_not_checked(toy):
 
     assert lint_one("x = cuda_sync()\n", "api.pyi", toy(cache=False)).findings == []
     assert lint_one("x = cuda_sync()\n", "api.py", toy(cache=False)).findings
+
+
+@given(st.lists(st.sampled_from(["nvidia", "-smi", "gl.", "import ", "RawKernel", "Kernel", "x", " ", "\n"]), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_gated_token_search_finds_what_a_plain_search_finds(pieces):
+    """AnyToken puts tokens sharing a piece behind it (`nvidia` for
+    `nvidia-smi`, `gl.nvidia`, `import nvidia`): the answer is any(token in
+    text), whatever text, and after its hits reordered the groups."""
+    from portagpu.lint.prescan import AnyToken
+
+    tokens = ("nvidia-smi", "gl.nvidia", "import nvidia", "RawKernel", "ReductionKernel", "ElementwiseKernel", "nvml")
+    search = AnyToken(tokens)
+    assert {gate for gate, members in search.groups if len(members) > 1} == {"nvidia", "Kernel"}
+    texts = ["".join(pieces[i::3]) for i in range(3)] * 2  # one search for all: its order moves
+    for text in texts:
+        assert search(text) == any(t in text for t in tokens)
