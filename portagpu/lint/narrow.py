@@ -133,7 +133,7 @@ def _local_imports_used(index: tokenlines.TokenLines, inside: set[int], token_li
     return {
         number
         for name, numbers in local.items()
-        if name not in module_level and _NAME.fullmatch(name) and not index.word_lines([name]).isdisjoint(token_lines)
+        if name not in module_level and _NAME.fullmatch(name) and index.word_lines([name], token_lines)
         for number in numbers
     }
 

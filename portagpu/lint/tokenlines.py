@@ -76,17 +76,17 @@ class TokenLines:
             at = find(token, starts[line])
         return lines
 
-    def word_lines(self, names: Iterable[str]) -> set[int]:
-        """Lines where one of `names` stands as a whole word (regex `\\b`
-        semantics), found from the substring search's lines with a look at
-        each hit's neighbours: no per-call regex over names that change from
-        file to file."""
+    def word_lines(self, names: Iterable[str], among: set[int] | None = None) -> set[int]:
+        """Lines (of `among`, where given) where one of `names` stands as a
+        whole word (regex `\\b` semantics), found from the substring search's
+        lines with a look at each hit's neighbours: no per-call regex over
+        names that change from file to file."""
         text, starts, end_of_text = self.text, self.starts, len(self.text)
         found: set[int] = set()
         for name in names:
             size = len(name)
             for line in self.of(name):
-                if line in found:
+                if line in found or (among is not None and line not in among):
                     continue
                 stop = starts[line] if line < len(starts) else end_of_text
                 at = text.find(name, starts[line - 1], stop)
