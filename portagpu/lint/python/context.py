@@ -17,7 +17,7 @@ from typing import Any
 
 from portagpu.lint import tokenlines, vendor_names, vendor_paths
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, Rule
-from portagpu.lint.python import guards
+from portagpu.lint.python import guards, project_flags
 from portagpu.lint.python.imports import ImportMap
 from portagpu.lint.python.registry import CheckerFn
 from portagpu.lint.python.source import Source
@@ -437,10 +437,12 @@ class Context:
             return self._cover_of(iterable.args[-1 if len(iterable.args) < 3 else 1])
         return guards.NONE
 
-    def _probe_value(self, name: ast.Name) -> ast.expr | None:
-        """What a name in a test was assigned, if that is a torch.cuda probe."""
-        if name.id not in self._cuda_assigned():
-            return None  # cheap pre-check: the name is never assigned on a "cuda" line
+    def _probe_value(self, name: ast.Name) -> ast.expr | frozenset[str] | None:
+        """What a name in a test stands for: the torch.cuda probe it was
+        assigned here, or the cover of one it was assigned in the project
+        module it is imported from (project_flags)."""
+        if name.id not in self._cuda_assigned():  # cheap: never assigned on a "cuda" line here
+            return self._imported_cover(name.id)
         value = self.assigned_value(name)
         if value is None:
             return None
@@ -450,6 +452,12 @@ class Context:
             ):
                 return value
         return None
+
+    def _imported_cover(self, name: str) -> frozenset[str] | None:
+        covers = self.memo.setdefault("imported_covers", {})
+        if name not in covers:
+            covers[name] = project_flags.imported_cover(self.path, self.imports, name)
+        return covers[name]
 
     def _cuda_assigned(self) -> frozenset[str]:
         names = self.memo.get("cuda_assigned")

@@ -180,7 +180,8 @@ def test_cover(
 ) -> frozenset[str]:
     """Targets covered by code that runs under (or instead of) `test`.
     `resolve(name)` gives the value a plain name was assigned (so that
-    `n = torch.cuda.device_count()` ... `if n > 0:` is a device check)."""
+    `n = torch.cuda.device_count()` ... `if n > 0:` is a device check), or
+    the cover of a flag another module computed (project_flags)."""
     cover: set[str] = set()
     skipped: set[int] = set()  # the inner parts of a backend knob (`torch.backends.cudnn`)
     for node in ast.walk(test):
@@ -189,7 +190,7 @@ def test_cover(
         if resolve is not None and isinstance(node, ast.Name):
             value = resolve(node)
             if value is not None:
-                cover |= test_cover(value, qualify, guard_names)
+                cover |= value if isinstance(value, frozenset) else test_cover(value, qualify, guard_names)
                 if cover >= EVERY:
                     return EVERY
         if isinstance(node, (ast.Name, ast.Attribute)) and _device_presence(_last_name(node) or ""):
