@@ -21,9 +21,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from portagpu.lint import dependencies
+from portagpu.lint.dependencies import Dependency
 from portagpu.lint.model import Edit, Finding, Fix
 
-_FORMAT = 3  # 2 was a pickle
+_FORMAT = 4  # 2 was a pickle; 4 added the other files an entry depends on
 _RACY_SECONDS = 2.0
 _KEEP_FILES = 8  # cache files of other rule sets kept per version
 
@@ -45,6 +47,9 @@ class FindingsCache:
         self.file = self.folder / f"{fingerprint}.json"
         self._old: dict[bytes, tuple[Finding, ...]] = {}
         self._new: dict[bytes, tuple[Finding, ...]] = {}
+        # key -> the other files its findings depend on (dependencies.py)
+        self._old_deps: dict[bytes, tuple[Dependency, ...]] = {}
+        self._new_deps: dict[bytes, tuple[Dependency, ...]] = {}
         self._old_stats: dict[str, tuple[int, int, int, bytes]] = {}
         self._stats: dict[str, tuple[int, int, int, bytes]] = {}
         self._visited: set[str] = set()
@@ -52,26 +57,26 @@ class FindingsCache:
         self.warnings: list[str] = []  # cache files that were ignored, and why
         self._now = time.time()
         if enabled:
-            self._old, self._old_stats = self._read()
+            self._old, self._old_stats, self._old_deps = self._read()
 
     def _read(self):
         try:
             with open(self.file, "rb") as fh:
                 raw = fh.read()
         except FileNotFoundError:
-            return {}, {}
+            return {}, {}, {}
         except OSError as exc:
             self.warnings.append(
                 f"{self.file}: cannot read the lint cache ({exc.strerror}); ignored"
             )
-            return {}, {}
+            return {}, {}, {}
         try:
             return decode(json.loads(raw))
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
             self.warnings.append(
                 f"{self.file}: not a portagpu {_FORMAT} lint cache ({exc}); ignored"
             )
-            return {}, {}
+            return {}, {}, {}
 
     def key_from_stat(self, real_path: str, st: os.stat_result) -> bytes | None:
         """The content key recorded for this exact (mtime, size, inode), if any."""
@@ -88,21 +93,32 @@ class FindingsCache:
             self._stats[real_path] = (st.st_mtime_ns, st.st_size, st.st_ino, key)
 
     def get(self, key: bytes, shown_path: str) -> list[Finding] | None:
+        """The findings of an unchanged file, unless another file they
+        depend on (a guard flag's module) has changed since."""
         if not self.enabled:
             return None
         entry = self._old.get(key)
         if entry is None:
             entry = self._new.get(key)
-            if entry is None:
+            if entry is None or not dependencies.unchanged(self._new_deps.get(key, ())):
                 return None
         else:
+            deps = self._old_deps.get(key, ())
+            if not dependencies.unchanged(deps):
+                return None
             self._new[key] = entry
+            if deps:
+                self._new_deps[key] = deps
         self.hits += 1
         return [replace(f, path=shown_path) for f in entry]
 
-    def put(self, key: bytes, findings: list[Finding]) -> None:
+    def put(self, key: bytes, findings: list[Finding], depends_on: tuple[Dependency, ...] = ()) -> None:
         if self.enabled:
             self._new[key] = tuple(replace(f, path="") for f in findings)
+            if depends_on:
+                self._new_deps[key] = depends_on
+            else:
+                self._new_deps.pop(key, None)
 
     def save(self) -> None:
         """This run's entries, plus the old ones of files this run did not
@@ -116,9 +132,11 @@ class FindingsCache:
             if path not in self._visited and record[3] in self._old and os.path.exists(path)
         }
         entries = {record[3]: self._old[record[3]] for record in stats.values()}
+        deps = {key: self._old_deps[key] for key in entries if key in self._old_deps}
         entries.update(self._new)
+        deps.update(self._new_deps)
         stats.update(self._stats)
-        if entries.keys() == self._old.keys() and stats == self._old_stats:
+        if entries.keys() == self._old.keys() and stats == self._old_stats and deps == self._old_deps:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -132,7 +150,7 @@ class FindingsCache:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 # dumps, not dump: dump streams through the pure-Python encoder (~5x slower)
-                fh.write(json.dumps(encode(entries, stats), separators=(",", ":")))
+                fh.write(json.dumps(encode(entries, stats, deps), separators=(",", ":")))
             os.replace(tmp, self.file)
             self._prune()
         except OSError:
@@ -152,26 +170,33 @@ class FindingsCache:
 
 
 def encode(
-    entries: dict[bytes, tuple[Finding, ...]], stats: dict[str, tuple[int, int, int, bytes]]
+    entries: dict[bytes, tuple[Finding, ...]],
+    stats: dict[str, tuple[int, int, int, bytes]],
+    deps: dict[bytes, tuple[Dependency, ...]] | None = None,
 ) -> dict:
     return {
         "format": _FORMAT,
         "entries": {key.hex(): [_finding_out(f) for f in found] for key, found in entries.items()},
         "stats": {path: [m, size, ino, key.hex()] for path, (m, size, ino, key) in stats.items()},
+        "deps": {key.hex(): [list(d) for d in found] for key, found in (deps or {}).items() if key in entries},
     }
 
 
 def decode(
     data: object,
-) -> tuple[dict[bytes, tuple[Finding, ...]], dict[str, tuple[int, int, int, bytes]]]:
+) -> tuple[
+    dict[bytes, tuple[Finding, ...]],
+    dict[str, tuple[int, int, int, bytes]],
+    dict[bytes, tuple[Dependency, ...]],
+]:
     """Raises ValueError/TypeError/KeyError/IndexError on anything else."""
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise ValueError(
             f"format {data.get('format') if isinstance(data, dict) else type(data).__name__!r}"
         )
-    raw_entries, raw_stats = data["entries"], data["stats"]
-    if not isinstance(raw_entries, dict) or not isinstance(raw_stats, dict):
-        raise TypeError("entries and stats must be tables")
+    raw_entries, raw_stats, raw_deps = data["entries"], data["stats"], data["deps"]
+    if not isinstance(raw_entries, dict) or not isinstance(raw_stats, dict) or not isinstance(raw_deps, dict):
+        raise TypeError("entries, stats and deps must be tables")
     entries = {
         bytes.fromhex(key): tuple(_finding_in(f) for f in _list(found))
         for key, found in raw_entries.items()
@@ -180,7 +205,12 @@ def decode(
     for path, record in raw_stats.items():
         mtime, size, ino, key = _list(record, 4)
         stats[_str(path)] = (_int(mtime), _int(size), _int(ino), bytes.fromhex(_str(key)))
-    return entries, stats
+    deps = {}
+    for key, found in raw_deps.items():
+        deps[bytes.fromhex(key)] = tuple(
+            (_str(path), _int(mtime), _int(size)) for path, mtime, size in (_list(d, 3) for d in _list(found))
+        )
+    return entries, stats, deps
 
 
 def _finding_out(f: Finding) -> list:

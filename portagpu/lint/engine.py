@@ -144,7 +144,7 @@ def lint_paths(
                 result.fixed_by_path[outcome.path] = outcome.fixed
                 result.changed[outcome.path] = (outcome.original_text or "", outcome.new_text)
         elif not fix:
-            run.cache.put(key, outcome.findings)
+            run.cache.put(key, outcome.findings, outcome.depends_on)
         result.findings.extend(outcome.findings)
 
     run.cache.save()

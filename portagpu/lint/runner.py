@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from portagpu.lint import dependencies
 from portagpu.lint.dispatch import _checker, internal_error, lint_text
 from portagpu.lint.model import Finding, LintSettings, Rule
 
@@ -26,6 +27,8 @@ class FileOutcome:
     new_text: str | None = None  # set when --fix/--diff changed the text
     original_text: str | None = None
     error: str | None = None  # a fix refused, a write failed
+    # other files the findings depend on (a guard flag's module): (path, mtime_ns, size)
+    depends_on: tuple[dependencies.Dependency, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,9 @@ MAX_FIX_ROUNDS = 8
 def _run_job(job: Job) -> FileOutcome:
     rules = _rules_minus(job.dropped)
     settings: LintSettings = _WORKER["settings"]  # type: ignore[assignment]
+    dependencies.take()  # nothing left over from a job that failed
     findings = lint_text(job.text, path=job.path, language=job.language, rules=rules, settings=settings)
-    outcome = FileOutcome(job.path, findings, parsed=True)
+    outcome = FileOutcome(job.path, findings, parsed=True, depends_on=dependencies.take())
     if job.fix:
         _fix_job(job, rules, settings, outcome)
     return outcome

@@ -190,7 +190,7 @@ def test_linting_one_file_keeps_the_cache_of_the_others(toy, tmp_path):
     from portagpu.lint.cache import decode
 
     caches = [p for p in (tmp_path / ".portagpu_cache").rglob("*.json") if not p.name.startswith("rules-")]
-    entries, stats = decode(json.loads(caches[-1].read_bytes()))
+    entries, stats, _ = decode(json.loads(caches[-1].read_bytes()))
     assert len(caches) == 1 and len(entries) == 1 and all(p.endswith("a.py") for p in stats)
 
 

@@ -56,3 +56,18 @@ def test_an_edited_flags_module_is_read_again(tmp_path):
     assert _codes(tmp_path) != []
     (tmp_path / "pkg" / "_flags.py").write_text(GUARDS + "# edited\n")
     assert _codes(tmp_path) == []
+
+
+def test_a_cached_file_is_linted_again_when_the_flags_module_changes(tmp_path):
+    """The findings of masks.py depend on pkg/_flags.py: the warm run must not
+    answer from the cache once the flag stops probing CUDA."""
+    import os
+
+    _package(tmp_path)
+    config = LintConfig(root=tmp_path)
+    assert lint_paths([tmp_path], config).findings == []
+    assert lint_paths([tmp_path], config).findings == []  # warm: from the cache
+    flags = tmp_path / "pkg" / "_flags.py"
+    flags.write_text("import os\n\nHAS_FAST_PATH = os.environ.get('FAST') == '1'\n")
+    os.utime(flags, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert [(f.line, f.code) for f in lint_paths([tmp_path], config).findings] == [(7, "PG103")]

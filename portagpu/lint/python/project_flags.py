@@ -16,6 +16,7 @@ import os
 import re
 from functools import lru_cache
 
+from portagpu.lint import dependencies
 from portagpu.lint.python import guards
 from portagpu.lint.python.imports import ImportMap
 
@@ -56,6 +57,7 @@ def _probe(path: str, module: str, level: int, name: str, hops: int) -> frozense
         st = os.stat(file)
     except OSError:
         return None
+    dependencies.note(file, st)  # the file's findings now depend on this module
     value = _module_probes(file, st.st_mtime_ns, st.st_size).get(name)
     if isinstance(value, tuple) and hops > 0:  # re-exported from another module
         return _probe(file, *value, hops - 1)
