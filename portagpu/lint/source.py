@@ -82,14 +82,14 @@ def is_notebook(path: str | PurePath) -> bool:
     return str(path).lower().endswith(".ipynb")
 
 
-# Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include
-# writes (device code behind a project's own qualifier macro, `MY_DEVICE`, still
+# Tokens only CUDA device code, a CUDA warp constant or a CUTLASS/CuTe include or
+# qualifier writes (device code behind a project's own qualifier macro, `MY_DEVICE`, still
 # says __syncthreads or blockIdx). A plain C++ header has none; each is one fast
 # substring search. Not `__CUDA_ARCH__`: host/device portability headers
 # (torch's c10 macros, fxdiv.h) test it around code with a plain C++ fallback.
 CUDA_HEADER_MARKERS = (
     b"__device__", b"__global__", b"__shfl", b"threadIdx", b"WARP", b"cutlass/", b"cute/",
-    b"__syncthreads", b"blockIdx",
+    b"__syncthreads", b"blockIdx", b"CUTLASS_DEVICE", b"CUTLASS_HOST_DEVICE",
 )
 
 
@@ -107,7 +107,20 @@ _PTX_ASM = re.compile(
 )
 
 
+# C/C++ comments, for the second look at a header a marker was found in
+_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+
+
 def _holds_device_code(data: bytes) -> bool:
+    """Whether a header holds device code. A marker only in comments (a
+    commented-out `__device__` helper in a vendor shim) is none: the second
+    look, without comments, is taken only where the first found a marker."""
+    if not _marks_device_code(data):
+        return False
+    return _marks_device_code(_COMMENTS.sub(b" ", data))
+
+
+def _marks_device_code(data: bytes) -> bool:
     return any(marker in data for marker in CUDA_HEADER_MARKERS) or (
         b"asm" in data and _PTX_ASM.search(data) is not None
     )

@@ -58,6 +58,10 @@ def test_headers_without_cuda_work_are_quiet_and_never_python(linted, name):
 def test_header_language_is_decided_by_content():
     assert language_of("a/b/kernels.hpp") == HEADER and language_of("x.inl") == HEADER
     assert header_language(b"__device__ int f();") == "cuda"
+    # a marker only in comments (a shim's commented-out helper) makes no device code
+    assert header_language(b"#define cublasCreate mublasCreate\n/* __device__ float twice(float);\n*/\n") is None
+    assert header_language(b"// __global__ kernels live elsewhere\n#define N 4\n") is None
+    assert header_language(b"// helpers\n__device__ int f(); /* __global__ */\n") == "cuda"
     assert header_language(b"#define LOG2_WARP_SIZE 5") == "cuda"
     assert header_language(b"#include <cutlass/gemm.h>") == "cuda"
     # device code behind a project's own qualifier macro

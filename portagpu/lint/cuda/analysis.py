@@ -12,6 +12,7 @@ import os
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes, switch_macros_defined
@@ -142,34 +143,61 @@ def ensure_parseable(unit: CudaUnit) -> None:
         raise ParseFailure(f"not parseable as CUDA C++ (first error at line {line})", line, col)
 
 
-# a project macro tested by name that says CUDA (`MSCCLPP_DEVICE_CUDA`, `MYLIB_NVCC`);
-# the toolkit's own (`__CUDA_ARCH__`, `CUDA_VERSION`) never name a switch
-_CUDA_NAMED_TEST = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b.*\b([A-Z][A-Z0-9]*_(?:\w*_)?(?:CUDA|NVCC|NVIDIA))\b", re.M)
+# the macros a conditional tests (`#ifdef GGML_CUDA_USE_CUB`, `#if defined(X) && Y`)
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M)
+_MACRO = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*)\b")  # project macros: upper case, words joined by _
 _LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 MAX_INCLUDES = 8
 
 
+def _tested_macros(text: str) -> set[str]:
+    """Project macros this file tests and does not #define itself (a
+    toolkit's own, `__CUDA_ARCH__`, start with underscores and are left out)."""
+    tested = {name for condition in _CONDITIONAL.findall(text) for name in _MACRO.findall(condition)}
+    return tested - set(_DEFINED.findall(text)) if tested else tested
+
+
+_DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+
+
 def included_switches(path: str, text: str, macros: tuple[str, ...]) -> tuple[str, ...]:
-    """Project macros named for CUDA that this file tests and that a header it
-    includes (`#include "device.hpp"`, beside it) defines only inside a vendor
-    switch: the platform header's switch reaches every file that includes it.
-    Asked only when such a test is there."""
-    tested = set(_CUDA_NAMED_TEST.findall(text)) - set(macros)
+    """Project macros this file tests that a header it includes from beside
+    it (`#include "common.cuh"`) defines only inside a vendor switch: the
+    platform header's switch reaches every file that includes it, whether
+    the macro names the platform (`MSCCLPP_DEVICE_CUDA`) or a feature only
+    the CUDA build has (`GGML_CUDA_USE_CUB`, defined under `#if
+    !defined(GGML_USE_HIP)`). The headers read are the file's dependencies
+    (a changed header re-lints it)."""
+    tested = _tested_macros(text) - set(macros)
     if not tested:
         return ()
-    from portagpu.fileio import read_regular
+    from portagpu.lint import dependencies
 
     folder = os.path.dirname(os.path.abspath(path))
     found: set[str] = set()
     for name in _LOCAL_INCLUDE.findall(text)[:MAX_INCLUDES]:
+        header = os.path.join(folder, name)
         try:
-            header = read_regular(os.path.join(folder, name)).decode("utf-8", "replace")
+            st = os.stat(header)
         except (OSError, ValueError):
             continue  # not beside this file (an include path we do not know)
-        found |= switch_macros_defined(header, macros) & tested
+        dependencies.note(header, st)
+        found |= _header_switches(header, st.st_mtime_ns, st.st_size, macros) & tested
         if found == tested:
             break
     return tuple(sorted(found))
+
+
+@lru_cache(maxsize=256)
+def _header_switches(header: str, mtime_ns: int, size: int, macros: tuple[str, ...]) -> frozenset[str]:
+    """The macros a header defines only inside a vendor switch; a header is
+    read once per run however many files include it."""
+    from portagpu.fileio import read_regular
+
+    try:
+        return switch_macros_defined(read_regular(header).decode("utf-8", "replace"), macros)
+    except (OSError, ValueError):
+        return frozenset()
 
 
 def check_cuda_file(
