@@ -113,17 +113,27 @@ _COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 
 def _holds_device_code(data: bytes) -> bool:
     """Whether a header holds device code. A marker only in comments (a
-    commented-out `__device__` helper in a vendor shim) is none: the second
-    look, without comments, is taken only where the first found a marker."""
-    if not _marks_device_code(data):
+    commented-out `__device__` helper in a vendor shim) is none: each
+    occurrence found is checked, and the first outside a comment decides."""
+    for marker in [m for m in CUDA_HEADER_MARKERS if m in data]:  # most headers: none
+        at = data.find(marker)
+        while at >= 0:
+            if not _in_comment(data, at):
+                return True
+            at = data.find(marker, at + len(marker))
+    if b"asm" not in data or _PTX_ASM.search(data) is None:
         return False
-    return _marks_device_code(_COMMENTS.sub(b" ", data))
+    return _PTX_ASM.search(_COMMENTS.sub(b" ", data)) is not None  # PTX found: not only in comments?
 
 
-def _marks_device_code(data: bytes) -> bool:
-    return any(marker in data for marker in CUDA_HEADER_MARKERS) or (
-        b"asm" in data and _PTX_ASM.search(data) is not None
-    )
+def _in_comment(data: bytes, at: int) -> bool:
+    """Whether offset `at` lies in a `//` or `/* */` comment (a `//` inside a
+    string on the same line reads as one too: a header is then only less
+    likely to count as CUDA)."""
+    if b"//" in data[data.rfind(b"\n", 0, at) + 1 : at]:
+        return True
+    opened = data.rfind(b"/*", 0, at)
+    return opened >= 0 and data.find(b"*/", opened + 2, at) < 0
 
 
 def _project_cuda(data: bytes) -> str | None:

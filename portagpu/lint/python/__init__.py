@@ -77,10 +77,7 @@ def check_python(
     path: str, text: str, rules: Sequence[Rule], settings: LintSettings
 ) -> list[Finding]:
     """Findings of the given Python-language rules (and embedded-CUDA rules) for one file."""
-    python_rules = [r for r in rules if r.language == "python"]
-    # CUDA rules, and Python-language rules whose checker lives on the CUDA side
-    # (e.g. "kernel source not checkable"), go to portagpu.lint.cuda.check_embedded
-    cuda_rules = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
+    plan = _plan(tuple(rules))
     reenable = gc.isenabled()
     # ast trees are large acyclic graphs: collections only cost time. The
     # tree is freed (by reference counts) before the collector is back, so
@@ -88,9 +85,9 @@ def check_python(
     gc.disable()
     try:
         tree = parse(path, text)
-        findings = _check_tree(path, text, tree, python_rules, settings) if python_rules else []
-        if cuda_rules:
-            findings.extend(_check_embedded(path, text, tree, cuda_rules, settings))
+        findings = _check_tree(path, text, tree, plan, settings) if plan.python else []
+        if plan.cuda:
+            findings.extend(_check_embedded(path, text, tree, plan.cuda, settings))
         del tree
     finally:
         if reenable:
@@ -99,27 +96,59 @@ def check_python(
     return findings
 
 
-def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
+class _Plan:
+    """What one rule set asks of every file, worked out once per rule set
+    (a run lints thousands of files with the same few sets)."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.python = [r for r in rules if r.language == "python"]
+        # CUDA rules, and Python-language rules whose checker lives on the CUDA side
+        # (e.g. "kernel source not checkable"), go to portagpu.lint.cuda.check_embedded
+        self.cuda = [r for r in rules if r.language == "cuda" or registry.get(r.checker) is None]
+        # (rule, checker, tokens it needs one of, words it requires, line tokens)
+        self.checked = []
+        for rule in self.python:
+            found = registry.get(rule.checker)
+            if found is None:
+                continue  # the engine validates checker names; unknown ones are inert here
+            extra = tuple(rule.options.get("extra_tokens", ()))
+            wanted = (*rule.tokens, *extra) if rule.tokens else ()
+            self.checked.append((rule, found, wanted, rule.requires, (*rule.tokens, *extra)))
+        # code -> the codes its finding replaces on the same spot (_drop_superseded)
+        self.replaces = {r.id: tuple(r.options["supersedes"]) for r in self.python if r.options.get("supersedes")}
+
+
+# keyed by the rule objects' ids; each plan holds its rules, so no id is reused while it lives
+_plans: dict[tuple[int, ...], _Plan] = {}
+
+
+def _plan(rules: tuple[Rule, ...]) -> _Plan:
+    key = tuple(map(id, rules))
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) > 16:
+            _plans.clear()
+        plan = _plans[key] = _Plan(rules)
+    return plan
+
+
+def _check_tree(path, text, tree, plan: _Plan, settings) -> list[Finding]:
     source = Source(text)
     imports = _collect_imports(source, tree)
     dispatch: dict[type, list] = {}
     words: set[str] = set()
     mentions = tokenlines.for_text(text).has  # rules share tokens: each is searched once
-    for rule in rules:
-        found = registry.get(rule.checker)
-        if found is None:
-            continue  # the engine validates checker names; unknown ones are inert here
-        extra = rule.options.get("extra_tokens", ())
-        if rule.tokens and not any(mentions(token) for token in (*rule.tokens, *extra)):
+    for rule, found, wanted, requires, line_tokens in plan.checked:
+        if wanted and not any(map(mentions, wanted)):
             continue  # the rule's own pre-scan, per file (as the CUDA side does per source)
-        if rule.requires and not any(mentions(word) for word in rule.requires):
+        if requires and not any(map(mentions, requires)):
             continue  # inert in this file: it cannot fire without one of these words
         for node_type in found.nodes:
             dispatch.setdefault(node_type, []).append((rule, found.fn))
         # a line holding one of these words is walked; `options.extra_tokens`
         # adds line-level words that would be too broad for the file pre-scan
-        words.update(rule.tokens)
-        words.update(rule.options.get("extra_tokens", ()))
+        words.update(line_tokens)
     if not dispatch:
         return []
     # names bound by `from torch import cuda as c`, `import pynvml as nv`: lines
@@ -134,15 +163,14 @@ def _check_tree(path, text, tree, rules, settings) -> list[Finding]:
         return []
     ctx = Context(path, source, tree, imports, settings, dispatch, lines)
     try:
-        return _drop_superseded(ctx.run(), rules)
+        return _drop_superseded(ctx.run(), plan.replaces)
     except RecursionError:
         raise ParseFailure("too deeply nested to analyse", 1, 1) from None
 
 
-def _drop_superseded(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+def _drop_superseded(findings: list[Finding], replaces: dict[str, tuple[str, ...]]) -> list[Finding]:
     """A rule whose `options.supersedes` names other codes replaces their finding
     on the same spot (PG802's advice for set_device(local_rank) over PG101's)."""
-    replaces = {r.id: r.options.get("supersedes", ()) for r in rules if r.options.get("supersedes")}
     if not replaces:
         return findings
     drop = {(f.line, f.col, code) for f in findings for code in replaces.get(f.code, ())}

@@ -23,7 +23,7 @@ from portagpu.lint.python.imports import ImportMap
 MAX_PARENTS = 8  # folders searched upwards for an absolute import's package
 MAX_HOPS = 2  # re-exports followed (`from ._guards import FLAG` in a package's __init__)
 MAX_BYTES = 2_000_000  # a module larger than this is data, not a flags module
-_CONSTANT = re.compile(r"_*[A-Z][A-Z0-9_]*$")
+_CONSTANT = re.compile(r"_*[A-Z][A-Z0-9]*_[A-Z0-9_]*$")  # HAS_FAST_PATH, _SUPPORTS_FLEX
 
 
 def imported_cover(path: str, imports: ImportMap, name: str) -> frozenset[str] | None:
@@ -31,8 +31,10 @@ def imported_cover(path: str, imports: ImportMap, name: str) -> frozenset[str] |
     the project's modules, was assigned there (`FLAG =
     torch.cuda.is_available() and ...`), read with that module's imports; or
     None."""
-    if not _CONSTANT.match(name):
-        return None  # a module's flag is a constant (`HAS_FAST_PATH`); `config`, `device` are not
+    if not _CONSTANT.match(name) or guards.name_cover(name):
+        # a module's flag is a constant (`HAS_FAST_PATH`; `config`, `device` are
+        # not), and one that names its device (`TEST_CUDA`, `IS_HIP`) says so itself
+        return None
     source = _import_of(imports.nodes, name)
     if source is None:
         return None
