@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from portagpu.cuda.launches import declared_value, launch_of
+from portagpu.cuda.launches import declared_value, launches
 from portagpu.cuda.parser import text_of, walk
 from portagpu.cuda.unit import (
     CudaUnit,
@@ -407,28 +407,30 @@ def host_launch_reasons(
     constants: Mapping[str, Any],
     kernels: set[str],
 ) -> dict[str, list[str]]:
-    """kernel name -> reasons: launched from host code with a grid/block built from 32."""
+    """kernel name -> reasons: launched from host code with a grid/block
+    built from 32, directly or through a macro the host function invokes."""
     out: dict[str, list[str]] = {}
-    for host in host_functions:
-        for call in walk(host):
-            launch = launch_of(call) if call.type == "call_expression" else None
-            if launch is None:
-                continue
-            name, shapes = launch
-            if name not in kernels:
-                continue
-            for shape in shapes:
-                culprit = _shape_32(unit, shape, constants, 0)
-                if culprit:
-                    out.setdefault(name, []).append(
-                        f"launched by host `{function_name(host)}` with a 32-based shape "
-                        f"(`{_short(shape)}` <- `{culprit}`, line {_line(unit, call)})"
-                    )
-                    break
+    by_span = {(h.start_byte, h.end_byte): h for h in host_functions}
+    for launch in launches(unit):
+        caller = enclosing_function(launch.scope)
+        host = by_span.get((caller.start_byte, caller.end_byte)) if caller is not None else None
+        if host is None or launch.kernel not in kernels:
+            continue
+        for shape in launch.shapes:
+            culprit = _shape_32(unit, shape, constants, 0, launch.scope)
+            if culprit:
+                out.setdefault(launch.kernel, []).append(
+                    f"launched by host `{function_name(host)}` with a 32-based shape "
+                    f"(`{_short(shape)}` <- `{culprit}`, line {_line(unit, launch.scope)})"
+                )
+                break
     return out
 
 
-def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: int) -> str:
+def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: int, scope: Any = None) -> str:
+    """The first 32 (or warp constant) a launch shape is built from, through
+    the values its names are declared with; `scope`: where those names are
+    declared, when the shape sits in a macro body."""
     if expr is None or depth > 3:
         return ""
     for node in walk(expr):
@@ -438,7 +440,7 @@ def _shape_32(unit: CudaUnit, expr: Any, constants: Mapping[str, Any], depth: in
             name = text_of(node)
             if name in constants:
                 return name
-            value = declared_value(unit, name, node)  # `= expr`, or `dim3 block(32, 8)`'s arguments
+            value = declared_value(unit, name, scope if scope is not None else node)  # `= expr`, or `dim3 block(32, 8)`'s arguments
             if value is not None and value is not expr:
                 found = _shape_32(unit, value, constants, depth + 1)
                 if found:

@@ -249,10 +249,12 @@ def test_a_32_thread_launch_of_a_warpsize_kernel_agrees_with_its_logical32_trans
     assert all(u["rule"] != "PG510" for u in tr.report.unconverted)
 
 
-def test_a_32_thread_launch_hipify_cannot_see_stays_unconverted():
-    """A launch inside a macro body does not reach the warp-model choice: the
-    kernel is widened to the native wavefront while its launch keeps 32 threads
-    per row, and the report says so."""
+def test_a_32_thread_launch_in_a_macro_body_makes_the_kernel_logical32_too():
+    """The launch sits in a macro the host function invokes, with `block`
+    declared in that function: hipify reads it there, as the linter does, so
+    the kernel keeps 32-lane warps and the 32 is kept."""
     source = _ROW_KERNEL + "#define LAUNCH(k) k<<<1, block>>>(y, n)\nvoid run(float* y, int n) { dim3 block(32, 4); LAUNCH(rows); }\n"
     tr = translate(source, engine="builtin", diagnose=True)
-    assert [(u["line"], u["rule"]) for u in tr.report.unconverted] == [(6, "PG510")]
+    assert [m["model"] for m in tr.report.warp_models if m["function"] == "rows"] == ["logical32"]
+    assert [(k["line"], k["rule"]) for k in tr.report.kept] == [(6, "PG510")]
+    assert all(u["rule"] != "PG510" for u in tr.report.unconverted)

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from portagpu.cuda.launches import declared_value, launch_of
+from portagpu.cuda.launches import declared_value, launches
 from portagpu.cuda.parser import text_of, walk
 from portagpu.cuda.unit import (
     CudaUnit,
     Hit,
-    call_args,
     callee_name,
     const_value,
     function_name,
@@ -42,22 +41,15 @@ _PG504_OPERAND = ("thread", "warp", "blockDim", "block_size", "BLOCK_SIZE", "blo
 def launch_width(unit: CudaUnit, rule: Rule) -> Iterator[Hit]:
     if unit.in_macros:
         return  # the source's call covers its macro bodies (their launches use its hosts' names)
-    parts = unit.units()
-    kernels = _warpsize_kernels(parts)
+    kernels = _warpsize_kernels(unit.units())
     if not kernels:
         return
-    for part in parts:
-        for call in part.nodes("call_expression"):
-            launch = launch_of(call)
-            if launch is None:
-                continue
-            name, shapes = launch
-            for kernel, scope in _launched(unit, part, call, name):
-                if kernel not in kernels:
-                    continue
-                for index, expr in enumerate(shapes):
-                    for site in _sites(unit, expr, index == 1, scope):
-                        yield Hit(site.start_byte, site.end_byte, {"expr": " ".join(text_of(site).split()), "kernel": kernel})
+    for launch in launches(unit):
+        if launch.kernel not in kernels:
+            continue
+        for index, expr in enumerate(launch.shapes):
+            for site in _sites(unit, expr, index == 1, launch.scope):
+                yield Hit(site.start_byte, site.end_byte, {"expr": " ".join(text_of(site).split()), "kernel": launch.kernel})
 
 
 def _warpsize_kernels(parts: Iterable[CudaUnit]) -> frozenset[str]:
@@ -105,40 +97,6 @@ def _masks_lanes(difference: Any) -> bool:
         parent = parent.parent
     op = parent.child_by_field_name("operator") if parent is not None and parent.type == "binary_expression" else None
     return op is not None and text_of(op) == "&"
-
-
-def _launched(unit: CudaUnit, part: CudaUnit, launch: Any, name: str) -> Iterator[tuple[str, Any]]:
-    """(kernel, the node whose scope names the launch's grid and block):
-    the launch itself, or for a launch in a macro body each invocation of
-    the macro, with a kernel named by a macro parameter read from that
-    invocation's arguments (`LAUNCH(my_kernel)`)."""
-    if part is unit:
-        yield name, launch
-        return
-    macro_name, parameters = _macro_of(unit, launch.start_byte)
-    if not macro_name:
-        return
-    for call in unit.nodes("call_expression"):
-        if callee_name(call) != macro_name:
-            continue
-        kernel = name
-        if name in parameters:
-            args = call_args(call)
-            at = parameters.index(name)
-            kernel = text_of(args[at]) if at < len(args) else ""
-        yield kernel, call
-
-
-def _macro_of(unit: CudaUnit, at: int) -> tuple[str, list[str]]:
-    """The name and parameters of the function-like macro whose body holds
-    byte `at` (the body need not parse as a function: `k<<<g, b>>>(y)` often
-    ends without its `;`)."""
-    for node in unit.nodes("preproc_function_def"):
-        name, body = node.child_by_field_name("name"), node.child_by_field_name("value")
-        if name is not None and body is not None and body.start_byte <= at < body.end_byte:
-            parameters = node.child_by_field_name("parameters")
-            return text_of(name), [text_of(p) for p in parameters.named_children] if parameters is not None else []
-    return "", []
 
 
 def _sites(unit: CudaUnit, expr: Any, is_block: bool, scope: Any) -> Iterator[Any]:
