@@ -71,3 +71,18 @@ def test_a_cached_file_is_linted_again_when_the_flags_module_changes(tmp_path):
     flags.write_text("import os\n\nHAS_FAST_PATH = os.environ.get('FAST') == '1'\n")
     os.utime(flags, ns=(1, 1))  # a different mtime even on a coarse clock
     assert [(f.line, f.code) for f in lint_paths([tmp_path], config).findings] == [(7, "PG103")]
+
+
+def test_module_files_are_found_as_python_finds_them(tmp_path):
+    from portagpu.lint.python.project_flags import module_file
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    for name in ("pkg/__init__.py", "pkg/_flags.py", "pkg/sub/__init__.py", "pkg/sub/m.py", "pkg.py"):
+        (tmp_path / name).write_text("")
+    here = str(tmp_path / "pkg" / "sub" / "m.py")
+    assert module_file(here, "pkg._flags", 0) == str(tmp_path / "pkg" / "_flags.py")  # absolute, found upwards
+    assert module_file(here, "_flags", 2) == str(tmp_path / "pkg" / "_flags.py")  # from .._flags
+    assert module_file(here, "", 1) == str(tmp_path / "pkg" / "sub" / "__init__.py")  # from . import X
+    assert module_file(str(tmp_path / "pkg" / "_flags.py"), "", 1) == str(tmp_path / "pkg" / "__init__.py")
+    assert module_file(here, "nowhere.flags", 0) is None
+    assert module_file(here, "", 40) is None  # dots above the file system root

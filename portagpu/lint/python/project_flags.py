@@ -90,7 +90,9 @@ def module_file(path: str, module: str, level: int) -> str | None:
 
 def _in_folder(folder: str, parts: list[str]) -> str | None:
     base = os.path.join(folder, *parts)
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+    # `from . import FLAG` reads the package's __init__.py, never a file named like its folder
+    candidates = (base + ".py", os.path.join(base, "__init__.py")) if parts else (os.path.join(base, "__init__.py"),)
+    for candidate in candidates:
         if os.path.isfile(candidate):
             return candidate
     return None
