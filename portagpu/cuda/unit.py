@@ -50,7 +50,7 @@ class Hit:
 _SWITCH_NAME = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|ROCm|AMD|AMDGPU|AMDGCN|HCC|GFX\d*)(?:_|$)|^__gfx\w+__$")
 _WIDTH_TEST = re.compile(r"\b\w*(?:WARP|WAVE|[Ww]arp|[Ww]ave)\w*\s*(?:==|!=|>=|<=|>|<)\s*(?:32|64)\b")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+DEFINE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)  # the name it defines
 
 
 def is_switch_condition(condition: str, names: frozenset[str] = frozenset()) -> bool:
@@ -133,7 +133,7 @@ def _defined_inside(text: str, spans: list[tuple[int, int]]) -> frozenset[str]:
     """Macros #defined only inside the given spans (never outside them)."""
     inside: set[str] = set()
     outside: set[str] = set()
-    for match in _DEFINE.finditer(text):
+    for match in DEFINE_DIRECTIVE.finditer(text):
         at = len(text[: match.start()].encode("utf-8", "surrogatepass")) if not text.isascii() else match.start()
         (inside if any(a <= at < b for a, b in spans) else outside).add(match.group(1))
     return frozenset(inside - outside)

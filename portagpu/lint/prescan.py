@@ -118,8 +118,6 @@ class PreScan:
         embedded = [r for r in rules if language == "python" and r.language == "cuda"]
         self.everything = any(not r.tokens for r in own)
         unconditional = [r for r in own if not r.requires]
-        # every token, as a substring
-        self.tokens = _minimal_tokens(t for r in unconditional for t in r.tokens)
         # what wants a file: the tokens of `token_match: word` rules only as
         # whole words outside comments (`cuda` in `is_cuda` or `# on cuda`
         # selects nothing), every other token anywhere

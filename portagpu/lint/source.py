@@ -107,7 +107,7 @@ _PTX_ASM = re.compile(
 )
 
 
-# C/C++ comments, for the second look at a header a marker was found in
+# C/C++ comments: PTX found in a header is asked again without them
 _COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 
 

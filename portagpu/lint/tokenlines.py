@@ -115,13 +115,10 @@ class TokenLines:
                 stop = starts[line] if line < len(starts) else end_of_text
                 at = text.find(word, begin, stop)
                 while at >= 0:
-                    end = at + size
-                    if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
-                        before = text[begin:at]
-                        if ("#" not in before or "'" in before or '"' in before) and not in_text_block(at):
-                            found.add(line)
-                            break
-                    at = text.find(word, end, stop)
+                    if _code_word_at(text, at, at + size, begin, in_text_block):
+                        found.add(line)
+                        break
+                    at = text.find(word, at + size, stop)
         return found
 
     def narrowed(self, text: str, blanked: list[tuple[int, int, str]]) -> TokenLines:
@@ -152,12 +149,25 @@ def word_offsets(text: str, token: str, in_text_block: Callable[[int], bool] | N
     at = find(token)
     while at >= 0:
         end = at + size
-        if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[end : end + 1] not in _WORD_AFTER:
-            # the line so far: Python ends lines at \n, \r\n and a lone \r
-            before = text[max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1 : at]
-            if ("#" not in before or "'" in before or '"' in before) and not (in_text_block and in_text_block(at)):
-                yield at
+        # where the line starts: Python ends lines at \n, \r\n and a lone \r
+        if _code_word_at(text, at, end, max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1, in_text_block):
+            yield at
         at = find(token, end)
+
+
+def _code_word_at(
+    text: str, at: int, end: int, line_start: int, in_text_block: Callable[[int], bool] | None
+) -> bool:
+    """Whether text[at:end] stands as a whole word in code: no word character
+    before it nor a letter after it (a digit may follow: `cupy-cuda12x`), no
+    comment `#` before it on its line unless a quote comes first (it may sit
+    in a string), and not inside a text block where `in_text_block` says so."""
+    if (at and text[at - 1] in _WORD_CHARS) or text[end : end + 1] in _WORD_AFTER:
+        return False
+    before = text[line_start:at]
+    if "#" in before and "'" not in before and '"' not in before:
+        return False
+    return not (in_text_block and in_text_block(at))
 
 
 def has_word(text: str, token: str, in_text_block: Callable[[int], bool] | None = None) -> bool:

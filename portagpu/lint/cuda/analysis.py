@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from portagpu.cuda.unit import CudaUnit, Hit, loose_error_bytes, switch_macros_defined
+from portagpu.cuda.unit import (
+    DEFINE_DIRECTIVE,
+    CudaUnit,
+    Hit,
+    loose_error_bytes,
+    switch_macros_defined,
+)
 from portagpu.lint.cuda import registry
 from portagpu.lint.cuda.macros import macro_body_hits
 from portagpu.lint.model import Edit, Finding, Fix, LintSettings, ParseFailure, Rule
@@ -154,10 +160,7 @@ def _tested_macros(text: str) -> set[str]:
     """Project macros this file tests and does not #define itself (a
     toolkit's own, `__CUDA_ARCH__`, start with underscores and are left out)."""
     tested = {name for condition in _CONDITIONAL.findall(text) for name in _MACRO.findall(condition)}
-    return tested - set(_DEFINED.findall(text)) if tested else tested
-
-
-_DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+    return tested - set(DEFINE_DIRECTIVE.findall(text)) if tested else tested
 
 
 def included_switches(path: str, text: str, macros: tuple[str, ...]) -> tuple[str, ...]:
