@@ -112,9 +112,9 @@ class _Plan:
             found = registry.get(rule.checker)
             if found is None:
                 continue  # the engine validates checker names; unknown ones are inert here
-            extra = tuple(rule.options.get("extra_tokens", ()))
-            wanted = (*rule.tokens, *extra) if rule.tokens else ()
-            self.checked.append((rule, found, wanted, rule.requires, (*rule.tokens, *extra)))
+            line_tokens = (*rule.tokens, *rule.options.get("extra_tokens", ()))
+            # a rule with no tokens of its own is pre-scanned by nothing
+            self.checked.append((rule, found, line_tokens if rule.tokens else (), rule.requires, line_tokens))
         # code -> the codes its finding replaces on the same spot (_drop_superseded)
         self.replaces = {r.id: tuple(r.options["supersedes"]) for r in self.python if r.options.get("supersedes")}
 
