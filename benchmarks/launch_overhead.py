@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -102,10 +103,16 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
     def forget_hot_entries() -> None:  # generated code keeps its last hit's entry
         for scope in generated:
             scope["HOT"] = scope["HOT_ENTRY"] = None
+            if "HOT_PREPARED" in scope:
+                scope["HOT_PREPARED"] = None
 
     for cache in caches.values():  # the generated code then calls `run`: make it a no-op
         for key, entry in list(cache.items()):
             cache[key] = (no_op, *entry[1:5], None, None, None)
+    drives = {id(scope): scope["drive"] for scope in generated if "drive" in scope}
+    for scope in generated:  # ... and the driver launch (it reports "launched")
+        if "drive" in scope:
+            scope["drive"] = lambda *args: True
     forget_hot_entries()
     out["triton: portagpu.launch, compiled launcher a no-op"] = host_cost_us({"x": triton_call}, calls, rounds)["x"]
     for name, bound in bound_launches.items():
@@ -113,6 +120,9 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
             {"x": lambda bound=bound: bound(*triton_args[:3])}, calls, rounds)["x"]
     for key, cache in caches.items():
         cache.update(saved_entries[key])
+    for scope in generated:
+        if "drive" in scope:
+            scope["drive"] = drives[id(scope)]
     forget_hot_entries()
     # CuPy's 1-D launch too, where the generated code uses it (older portagpu: no such slot)
     linear = hasattr(prepared, "linear")
@@ -219,6 +229,7 @@ def main() -> int:
                 1, 1, 1, stream, function, coop, pdl, None, None, packed, None, None, None, px, py, po, n, 1024)
     # what portagpu.kernels launches with: a launch prepared once (constants bound;
     # trusted: the key is the device and the alignment only)
+    from portagpu.runtime import driver_launch
     from portagpu.runtime.dispatch import prepare_launch
 
     bound_launches = {
@@ -226,11 +237,27 @@ def main() -> int:
             add_kernel, grid, (None, None, None, n), (0, 1, 2), None, {"BLOCK": 1024}, trusted=trusted)
         for trusted in (False, True)
     }
+    # the same prepared launch through Triton's C launcher (driver launches off
+    # while it is prepared): the side-by-side for driver_launch.py
+    os.environ[driver_launch.ENV_SWITCH] = "0"
+    try:
+        bound_launches["prepare_launch (trusted), Triton's launcher"] = prepare_launch(
+            add_kernel, grid, (None, None, None, n), (0, 1, 2), None, {"BLOCK": 1024}, trusted=True)
+    finally:
+        del os.environ[driver_launch.ENV_SWITCH]
     for name, bound in bound_launches.items():
         out.fill_(float("nan"))
         bound(x, y, out)
         assert bool((out == x + y).all()), name
         variants[f"triton {name}"] = lambda bound=bound: bound(x, y, out)
+    # the floor of a driver launch: driver_launch.c called with its prepared launch
+    trusted = bound_launches["prepare_launch (trusted)"]
+    trusted(x, y, out)  # a cache hit: the generated code keeps its prepared driver launch
+    prepared = trusted.__globals__.get("HOT_PREPARED")
+    if prepared is not None:
+        drive, stream = trusted.__globals__["drive"], torch.cuda.current_stream().cuda_stream
+        px, py, po = x.data_ptr(), y.data_ptr(), out.data_ptr()
+        variants["floor: driver launch direct, addresses"] = lambda: drive(prepared, stream, px, py, po)
     # ... and the RawKernel that RawModule.get_function gives portagpu, called
     # as portagpu calls it (shared_mem= and stream= keywords, a list of arguments)
     cupy_function = kernel._prepared[xc.data.device_id].function
@@ -305,6 +332,7 @@ def main() -> int:
         "vector_add_gbps": {k: round(v, 1) for k, v in gbps.items()},
         "targets": targets,
         "triton_direct_c_launch": direct is not None,
+        "driver_launch": prepared is not None,
         "portagpu_own_work_us": own,
         "diagnostics_us": diagnostics,
     }

@@ -126,6 +126,11 @@ class Backend(ABC):
     #: Triton's per-call dispatch (only where its argument specialisation is
     #: known to match portagpu's cache key); needs `triton_fast_path_hooks`.
     triton_fast_path: bool = False
+    #: The GPU driver prepared Triton launches may call directly
+    #: (runtime/driver_launch.py): (library, launch function with
+    #: cuLaunchKernel's signature, current-context query, error string); None:
+    #: they go through Triton's launcher.
+    driver_launch_names: tuple[str, str, str, str] | None = None
 
     def triton_fast_path_hooks(self) -> tuple[Callable[[], int], Callable[[int], int]]:
         """(current device index, raw current stream of a device index) for the

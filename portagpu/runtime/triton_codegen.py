@@ -115,6 +115,7 @@ def _launch_lines(
     fixed_tensors: tuple[int, ...] = (),
     trusted: bool = False,
     home: bool = False,
+    driver: bool = False,
 ) -> list[str]:
     """From the key to the launch, once `dev` and the parameters are bound:
     read the tensors' addresses, look the key (`key_head` + each tensor's
@@ -131,7 +132,12 @@ def _launch_lines(
     path runs them there; two GPUs raise LaunchError in `elsewhere`).
     `home`: trusted code for tensors on GPU HOME compares the current device
     with HOME only on a miss, and runs `away` (itself under HOME) there: a
-    key with another device is never remembered, so a hit is on HOME."""
+    key with another device is never remembered, so a hit is on HOME.
+
+    `driver`: the code may launch through driver_launch.c: the scope has
+    `drive` (its launch function) and `driver_for(entry)`, the prepared
+    driver launch of a cache entry or None; a tensor not on the GPU, a hook
+    or no current context leaves the launch to Triton's launcher."""
     p = params
     addresses = ", ".join(
         f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
@@ -175,10 +181,15 @@ def _launch_lines(
         # compares two tuples instead of hashing one
         "    if key == HOT:",
         "        entry = HOT_ENTRY",
+        *(["        prepared = HOT_PREPARED"] if driver else []),
         "    else:",
         "        entry = cache_get(key)",
         "        if entry is not None:",
-        "            HOT, HOT_ENTRY = key, entry",
+        *(
+            ["            prepared = driver_for(entry)", "            HOT, HOT_ENTRY, HOT_PREPARED = key, entry, prepared"]
+            if driver
+            else ["            HOT, HOT_ENTRY = key, entry"]
+        ),
         *([] if trusted else [f"    on_gpu = {on_gpu}"]),
         "except (AttributeError, TypeError, ValueError):  # not a tensor where one was; odd constexpr",
         f"    {refuse}",
@@ -199,6 +210,15 @@ def _launch_lines(
         ),
         f"    remember(key, native({native_args}))",
         "    return True",
+        *(
+            [
+                f"if prepared is not None and {'' if trusted else 'on_gpu and '}{idle} "
+                f"and drive(prepared, get_stream(dev), {', '.join(f'a{i}' for i in tensors)}):",
+                "    return True",
+            ]
+            if driver
+            else []
+        ),
         "run, function, packed, compiled, used_globals, direct, coop, pdl = entry",
         "if used_globals and globals_changed(used_globals):",
         f"    {refuse}",
@@ -217,8 +237,9 @@ def _launch_lines(
 def _compile(
     launcher: TritonLauncher, signature: str, body: list[str], scope: dict
 ) -> Callable[..., bool]:
-    scope.update({"HOT": None, "HOT_ENTRY": None})
-    body = ["global HOT, HOT_ENTRY", *body]
+    hot = ("HOT", "HOT_ENTRY", "HOT_PREPARED") if "driver_for" in scope else ("HOT", "HOT_ENTRY")
+    scope.update(dict.fromkeys(hot))
+    body = [f"global {', '.join(hot)}", *body]
     source = f"def {signature}:\n" + "".join(f"    {line}\n" for line in body)
     name = getattr(launcher.base, "__name__", "?")
     exec(compile(source, f"<portagpu launch of {name}>", "exec"), scope)
@@ -397,6 +418,7 @@ def make_bound_launch(
         }
     )
     refuse = f"return fallback({params})"
+    driver = _driver_scope(launcher, scope, full, fixed_tensors, tuple(varying), grid)
     body = [
         "if kernel.pre_run_hooks:"
         if detection is None
@@ -415,6 +437,7 @@ def make_bound_launch(
             fixed_tensors=fixed_tensors,
             trusted=trusted,
             home=home is not None,
+            driver=driver,
         ),
     ]
     function = _compile(launcher, f"bound_launch({params})", body, scope)
@@ -423,3 +446,36 @@ def make_bound_launch(
             {"HOME": home, "away": functools.partial(run_on, launcher.switch, home, function)}
         )
     return function
+
+
+def _driver_scope(
+    launcher: TritonLauncher,
+    scope: dict,
+    full: list,
+    fixed_tensors: tuple[int, ...],
+    varying: tuple[int, ...],
+    grid: tuple,
+) -> bool:
+    """Give bound launch code `drive` and `driver_for` (see _launch_lines)
+    where the backend names its driver and driver_launch.c could be built;
+    False where launches keep Triton's launcher."""
+    from portagpu.runtime import driver_launch
+
+    names = getattr(launcher.backend, "driver_launch_names", None)
+    if names is None or not driver_launch.enabled():
+        return False
+    driver = driver_launch.driver(names)
+    if driver is None:
+        return False
+    values = [scope[f"a{i}"] if i in fixed_tensors else value for i, value in enumerate(full)]
+    made: dict[Any, Any] = {}  # compiled kernel -> its prepared driver launch (or None)
+
+    def driver_for(entry: tuple) -> Any:
+        compiled = entry[3]
+        prepared = made.get(compiled, _MISSING)
+        if prepared is _MISSING:
+            prepared = made[compiled] = driver_launch.prepared(driver, entry, values, varying, grid)
+        return prepared
+
+    scope.update({"drive": driver.launch, "driver_for": driver_for})
+    return True

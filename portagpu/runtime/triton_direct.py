@@ -31,6 +31,14 @@ KNOWN_WRAPPERS: dict[str, str] = {
     "ead77febd3d441d474bb8bc0126006c821d25c5ba32235acd60673c9cb83cc78": "Triton 3.6 CudaLauncher",
 }
 
+# The kernel ABI behind a known wrapper, for launching its compiled kernels
+# without Triton's C launcher (driver_launch.py): how many pointers Triton
+# passes after the kernel's own arguments (3.6: global and profile scratch,
+# null when the kernel needs none).
+SCRATCH_POINTERS: dict[str, int] = {
+    "ead77febd3d441d474bb8bc0126006c821d25c5ba32235acd60673c9cb83cc78": 2,
+}
+
 
 def wrapper_digest(launcher_class: type) -> str | None:
     """The digest KNOWN_WRAPPERS is keyed by, or None without source."""
@@ -44,6 +52,13 @@ def wrapper_digest(launcher_class: type) -> str | None:
 @cache
 def _known(launcher_class: type) -> bool:
     return wrapper_digest(launcher_class) in KNOWN_WRAPPERS
+
+
+def scratch_pointers(run: Any) -> int | None:
+    """SCRATCH_POINTERS for `run`'s wrapper; None for a wrapper not known there."""
+    if not _known(type(run)):
+        return None
+    return SCRATCH_POINTERS.get(wrapper_digest(type(run)) or "")
 
 
 def direct_launch(run: Any) -> tuple[Any, Any, Any] | None:

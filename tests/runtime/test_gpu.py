@@ -89,6 +89,42 @@ def test_a_prepared_launch_is_correct_for_new_tensors_each_call():
         assert "bound_launch(p0, p1, p2)" in go.source
 
 
+@triton.jit
+def scaled_add_kernel(x_ptr, y_ptr, out_ptr, a, n, shift, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x, y = tl.load(x_ptr + offsets, mask=mask), tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, a * x + y + (shift % 7).to(tl.float32), mask=mask)
+
+
+def test_a_prepared_launch_goes_to_the_driver_with_every_parameter_packed():
+    """Prepared launches (portagpu.kernels' plans) call the driver directly
+    where Triton's launcher wrapper is known (3.6 on the GPU machine): a fixed
+    tensor, an fp32, an i32 and an i64 parameter packed once, the varying
+    tensors' addresses per call; results as Triton's own launcher gives."""
+    from portagpu.runtime import driver_launch
+    from portagpu.runtime.dispatch import prepare_launch
+
+    n, a, shift = 5000, 0.5, 2**40 + 3  # shift % 7 == 5, and only as an i64
+    y = torch.randn(n, device="cuda")
+    go = prepare_launch(scaled_add_kernel, (triton.cdiv(n, 1024),), (None, y, None, a, n, shift), (0, 2), 4,
+                        {"BLOCK": 1024}, trusted=True)
+    calls = []
+    scope = go.__globals__
+    if "drive" in scope:
+        drive = scope["drive"]
+        scope["drive"] = lambda *args: calls.append(args[2:]) or drive(*args)
+    for _ in range(3):
+        x, out = torch.randn(n, device="cuda"), torch.full_like(y, float("nan"))
+        go(x, out)
+        torch.testing.assert_close(out, a * x + y + 5)
+    if triton.__version__.startswith("3.6") and portagpu.detect().vendor == "nvidia":
+        names = portagpu.backends.backend_for(portagpu.detect()).driver_launch_names
+        assert driver_launch.driver(names) is not None, driver_launch.why_not(names)
+        assert len(calls) == 2  # the first call compiled through Triton
+        assert calls[-1] == (x.data_ptr(), out.data_ptr())
+
+
 def test_cuda_kernel_alternating_torch_and_cupy_arguments():
     """Each argument-type pattern gets its generated code; both stay correct."""
     kernel = portagpu.CudaKernel(SOURCE, "axpy")

@@ -1,0 +1,261 @@
+"""driver_launch.c against a stand-in driver library built here (a C file
+exporting cuLaunchKernel-shaped functions that record what they were given),
+and prepared Triton launches that take it on a simulated NVIDIA device. The
+real driver is exercised on the GPU by test_gpu.py and benchmarks/."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import struct
+import subprocess
+import types
+
+import pytest
+import torch
+
+from portagpu.runtime import driver_launch
+from portagpu.runtime.dispatch import prepare_launch
+
+from .conftest import JITFunction
+from .gpu_tensors import OnGpu
+
+FAKE_DRIVER = r"""
+#include <string.h>
+int context_present = 1, fail_with = 0, calls = 0;
+unsigned long long last_function, last_stream;
+unsigned last_dims[7];
+unsigned char last_params[64 * 8];
+int record_params = 0;
+int fakeLaunch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+               unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    calls++;
+    last_function = (unsigned long long)f;
+    last_stream = (unsigned long long)stream;
+    unsigned dims[7] = {gx, gy, gz, bx, by, bz, shared};
+    memcpy(last_dims, dims, sizeof dims);
+    for (int i = 0; i < record_params; i++) memcpy(last_params + 8 * i, params[i], 8);
+    return fail_with;
+}
+int fakeContext(void **context) { *context = context_present ? (void *)0x1 : 0; return 0; }
+int fakeError(int code, const char **text) { *text = "stand-in failure"; return 0; }
+"""
+
+
+class FakeDriver:
+    def __init__(self, path: str) -> None:
+        self.lib = ctypes.CDLL(path)
+        self.names = (path, "fakeLaunch", "fakeContext", "fakeError")
+
+    def set(self, name: str, value: int) -> None:
+        ctypes.c_int.in_dll(self.lib, name).value = value
+
+    def get(self, name: str) -> int:
+        return ctypes.c_int.in_dll(self.lib, name).value
+
+    def last(self, slots: int) -> dict:
+        params = (ctypes.c_ubyte * (64 * 8)).in_dll(self.lib, "last_params")
+        return {
+            "function": ctypes.c_ulonglong.in_dll(self.lib, "last_function").value,
+            "stream": ctypes.c_ulonglong.in_dll(self.lib, "last_stream").value,
+            "dims": tuple((ctypes.c_uint * 7).in_dll(self.lib, "last_dims")),
+            "params": bytes(params)[: 8 * slots],
+        }
+
+
+@pytest.fixture(scope="module")
+def fake_driver(tmp_path_factory) -> FakeDriver:
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    pytest.importorskip("triton.runtime.build")
+    folder = tmp_path_factory.mktemp("driver")
+    source, library = folder / "fake_driver.c", folder / "libfakedriver.so"
+    source.write_text(FAKE_DRIVER)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    return FakeDriver(str(library))
+
+
+@pytest.fixture
+def driver(fake_driver):
+    fake_driver.set("context_present", 1)
+    fake_driver.set("fail_with", 0)
+    fake_driver.set("record_params", 0)  # a test that reads them sets how many its launch has
+    bound = driver_launch.driver(fake_driver.names)
+    assert bound is not None, driver_launch.why_not(fake_driver.names)
+    return bound
+
+
+def test_slots_pack_each_type_in_eight_bytes_and_skip_constexprs():
+    kinds = ["*fp32", "*fp16", "i32", "constexpr", "fp32", "i64", "u64", "i1", "bf16"]
+    values = [None, 0xDEAD0, -5, 64, 1.5, -(2**40), 2**63 + 1, True, 1.5]
+    packed, varying = driver_launch.slots(kinds, values, (0,), scratch=2)
+    assert varying == (0,)
+    words = struct.unpack("<10Q", packed)
+    assert words[0] == 0  # filled per call
+    assert words[1] == 0xDEAD0
+    assert struct.unpack("<i", packed[16:20])[0] == -5
+    assert struct.unpack("<f", packed[24:28])[0] == 1.5
+    assert struct.unpack("<q", packed[32:40])[0] == -(2**40)
+    assert words[5] == 2**63 + 1
+    assert packed[48] == 1
+    assert struct.unpack("<H", packed[56:58])[0] == 0x3FC0  # bf16 1.5
+    assert words[8:] == (0, 0)  # the scratch pointers
+
+
+@pytest.mark.parametrize(
+    "kinds, values, varying",
+    [
+        (["*fp32", "nvTmaDesc"], [None, object()], (0,)),  # a type it does not pack
+        (["i32"], [None], (0,)),  # a varying argument that is no pointer
+        (["constexpr"], [None], (0,)),  # a varying argument compiled in
+        (["i32"], [2**40], ()),  # a value out of its type's range
+        (["*fp32"] * 63, [0] * 63, ()),  # more than 64 slots with the scratch pointers
+    ],
+)
+def test_slots_refuse_what_they_cannot_pack(kinds, values, varying):
+    assert driver_launch.slots(kinds, values, varying, scratch=2) is None
+
+
+def test_a_prepared_launch_passes_its_slots_with_the_addresses_filled_in(driver, fake_driver):
+    packed, varying = driver_launch.slots(["*fp32", "i32", "*fp32"], [None, 48, None], (0, 2), scratch=2)
+    prepared = driver.prepare(0xF00, (3, 2, 1), 128, 1024, packed, varying)
+    fake_driver.set("record_params", 5)
+    before = fake_driver.get("calls")
+    assert driver.launch(prepared, 77, 0x1000, 0x2000) is True
+    assert fake_driver.get("calls") == before + 1
+    last = fake_driver.last(5)
+    assert last["function"] == 0xF00 and last["stream"] == 77
+    assert last["dims"] == (3, 2, 1, 128, 1, 1, 1024)
+    assert struct.unpack("<QiiQQQ", last["params"]) == (0x1000, 48, 0, 0x2000, 0, 0)
+    # the prepared slots are a template: a second call's addresses do not stick
+    driver.launch(prepared, 78, 0x3000, 0x4000)
+    assert struct.unpack("<Q", fake_driver.last(1)["params"])[0] == 0x3000
+
+
+def test_no_current_context_launches_nothing(driver, fake_driver):
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,))
+    fake_driver.set("context_present", 0)
+    before = fake_driver.get("calls")
+    assert driver.launch(prepared, 0, 0x10) is False
+    assert fake_driver.get("calls") == before
+
+
+def test_a_driver_error_raises_with_its_text(driver, fake_driver):
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,))
+    fake_driver.set("fail_with", 700)
+    with pytest.raises(RuntimeError, match="driver error 700: stand-in failure"):
+        driver.launch(prepared, 0, 0x10)
+
+
+def test_wrong_arguments_raise_type_errors(driver):
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(16), (0, 1))
+    with pytest.raises(TypeError, match="takes 2 addresses, got 1"):
+        driver.launch(prepared, 0, 0x10)
+    with pytest.raises(TypeError):
+        driver.launch(prepared, 0, 0x10, "not an address")
+    with pytest.raises(ValueError):
+        driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (3,))
+
+
+def test_a_missing_library_is_no_driver():
+    names = ("/nonexistent/libnodriver.so", "a", "b", "c")
+    assert driver_launch.driver(names) is None
+    assert "cannot open" in driver_launch.why_not(names)
+
+
+# --- prepared Triton launches on a simulated NVIDIA device ---------------------------
+class KnownWrapper:
+    """Stands for Triton 3.6's CudaLauncher (registered as known below)."""
+
+    def __init__(self, log: list) -> None:
+        self.log = log
+        self.global_scratch_size = self.profile_scratch_size = 0
+        self.launch_cooperative_grid = self.launch_pdl = False
+
+    def launch(self, *args):
+        self.log.append(("direct", args))
+
+    def __call__(self, *args):
+        self.log.append(("fast", args))
+
+
+@pytest.fixture
+def driven_kernel(kernel, fake_driver, monkeypatch):
+    """The stand-in kernel compiled as Triton 3.6 would describe it, on a
+    backend whose driver is the stand-in library."""
+    from portagpu.backends.nvidia import NvidiaBackend
+    from portagpu.runtime import triton_direct
+
+    digest = triton_direct.wrapper_digest(KnownWrapper)
+    monkeypatch.setitem(triton_direct.KNOWN_WRAPPERS, digest, "test")
+    monkeypatch.setitem(triton_direct.SCRATCH_POINTERS, digest, 2)
+    triton_direct._known.cache_clear()
+    monkeypatch.setattr(NvidiaBackend, "driver_launch_names", fake_driver.names)
+    fake_driver.set("context_present", 1)
+    fake_driver.set("fail_with", 0)
+    fake_driver.set("record_params", 5)
+    original = JITFunction.__getitem__
+
+    def getitem(self, grid):
+        def native(*args, **kwargs):
+            compiled = original(self, grid)(*args, **kwargs)
+            compiled.run, compiled.function = KnownWrapper(self.log), 0xF00
+            signature = {"x": "*fp32", "y": "*fp32", "n": "i32", "BLOCK": "constexpr", "EXTRA": "constexpr"}
+            compiled.src = types.SimpleNamespace(signature=signature, fn=self)
+            compiled.metadata = types.SimpleNamespace(num_warps=4, num_ctas=1, shared=256,
+                                                      target=types.SimpleNamespace(warp_size=32))
+            return compiled
+
+        return native
+
+    monkeypatch.setattr(JITFunction, "__getitem__", getitem)
+    yield kernel
+    triton_direct._known.cache_clear()
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_prepared_launch_goes_to_the_driver_after_its_first_compile(driven_kernel, fake_driver, trusted):
+    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
+                        trusted=trusted)
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    before = fake_driver.get("calls")
+    go(x, y)  # compiles through Triton
+    go(y, x)
+    assert [entry[0] for entry in driven_kernel.log] == ["native"]
+    assert fake_driver.get("calls") == before + 1
+    last = fake_driver.last(5)
+    assert last["function"] == 0xF00 and last["stream"] == 1234  # the current stream of GPU 0
+    assert last["dims"] == (4, 1, 1, 128, 1, 1, 256)
+    assert struct.unpack("<QQiiQQ", last["params"]) == (y.data_ptr(), x.data_ptr(), 48, 0, 0, 0)
+
+
+def test_a_launch_hook_or_no_context_keeps_tritons_launcher(driven_kernel, fake_driver, monkeypatch):
+    from triton import knobs
+
+    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
+                        trusted=True)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    go(x, x)
+    fake_driver.set("context_present", 0)
+    before = fake_driver.get("calls")
+    go(x, x)
+    assert fake_driver.get("calls") == before
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "direct"]
+    fake_driver.set("context_present", 1)
+    monkeypatch.setattr(knobs.runtime, "launch_enter_hook", lambda metadata: None)
+    go(x, x)
+    assert fake_driver.get("calls") == before
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "direct", "fast"]
+
+
+def test_the_switch_turns_driver_launches_off(driven_kernel, fake_driver, monkeypatch):
+    monkeypatch.setenv(driver_launch.ENV_SWITCH, "0")
+    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
+                        trusted=True)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    before = fake_driver.get("calls")
+    go(x, x)
+    go(x, x)
+    assert fake_driver.get("calls") == before
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "direct"]
