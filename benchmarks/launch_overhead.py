@@ -31,6 +31,7 @@ import statistics
 import sys
 import time
 import timeit
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,18 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offsets < n
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
              mask=mask)
+
+
+@contextmanager
+def driver_launches_off():
+    """Launch code generated inside is Triton's launcher's (runtime/driver_launch.py)."""
+    from portagpu.runtime import driver_launch
+
+    os.environ[driver_launch.ENV_SWITCH] = "0"
+    try:
+        yield
+    finally:
+        del os.environ[driver_launch.ENV_SWITCH]
 
 
 def host_cost_us(variants: dict, calls: int, rounds: int) -> dict[str, float]:
@@ -109,10 +122,12 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
     for cache in caches.values():  # the generated code then calls `run`: make it a no-op
         for key, entry in list(cache.items()):
             cache[key] = (no_op, *entry[1:5], None, None, None)
-    drives = {id(scope): scope["drive"] for scope in generated if "drive" in scope}
-    for scope in generated:  # ... and the driver launch (it reports "launched")
-        if "drive" in scope:
-            scope["drive"] = lambda *args: True
+    drive_names = ("drive", "drive_grid")
+    drives = {(id(scope), name): scope[name] for scope in generated for name in drive_names if name in scope}
+    for scope in generated:  # ... and the driver launches (they report "launched")
+        for name in drive_names:
+            if name in scope:
+                scope[name] = lambda *args: True
     forget_hot_entries()
     out["triton: portagpu.launch, compiled launcher a no-op"] = host_cost_us({"x": triton_call}, calls, rounds)["x"]
     for name, bound in bound_launches.items():
@@ -120,9 +135,8 @@ def own_work(launcher, prepared, calls: int, rounds: int, triton_call, triton_ar
             {"x": lambda bound=bound: bound(*triton_args[:3])}, calls, rounds)["x"]
     for key, cache in caches.items():
         cache.update(saved_entries[key])
-    for scope in generated:
-        if "drive" in scope:
-            scope["drive"] = drives[id(scope)]
+    for (scope_id, name), drive in drives.items():
+        next(scope for scope in generated if id(scope) == scope_id)[name] = drive
     forget_hot_entries()
     # CuPy's 1-D launch too, where the generated code uses it (older portagpu: no such slot)
     linear = hasattr(prepared, "linear")
@@ -205,6 +219,13 @@ def main() -> int:
                                                                         block=(1024,)),
         "torch.add": lambda: torch.add(x, y, out=out),
     }
+    # the same kernel with a launcher of its own whose launch code was made with
+    # driver launches off: portagpu.launch through Triton's C launcher, side by side
+    add_kernel_tl = triton.jit(add_kernel.fn)
+    with driver_launches_off():
+        portagpu.launch(add_kernel_tl, grid, x, y, out, n, BLOCK=1024)
+    variants["triton portagpu.launch, Triton's launcher"] = lambda: portagpu.launch(
+        add_kernel_tl, grid, x, y, out, n, BLOCK=1024)
     for name, fn in variants.items():  # every variant computes the right thing
         out.fill_(float("nan"))
         oc.fill(float("nan"))
@@ -229,7 +250,6 @@ def main() -> int:
                 1, 1, 1, stream, function, coop, pdl, None, None, packed, None, None, None, px, py, po, n, 1024)
     # what portagpu.kernels launches with: a launch prepared once (constants bound;
     # trusted: the key is the device and the alignment only)
-    from portagpu.runtime import driver_launch
     from portagpu.runtime.dispatch import prepare_launch
 
     bound_launches = {
@@ -239,12 +259,9 @@ def main() -> int:
     }
     # the same prepared launch through Triton's C launcher (driver launches off
     # while it is prepared): the side-by-side for driver_launch.py
-    os.environ[driver_launch.ENV_SWITCH] = "0"
-    try:
+    with driver_launches_off():
         bound_launches["prepare_launch (trusted), Triton's launcher"] = prepare_launch(
             add_kernel, grid, (None, None, None, n), (0, 1, 2), None, {"BLOCK": 1024}, trusted=True)
-    finally:
-        del os.environ[driver_launch.ENV_SWITCH]
     for name, bound in bound_launches.items():
         out.fill_(float("nan"))
         bound(x, y, out)

@@ -1,11 +1,13 @@
-/* A lean kernel launcher for launches worked out once (portagpu.prepare_launch).
+/* A lean kernel launcher for Triton kernels portagpu launches again and again.
  *
  * Triton's generated C launcher parses some twenty arguments per call (grid,
  * stream, function, metadata tuples, hooks, every kernel argument) before it
- * calls the driver. A prepared launch knows all of them but the tensors'
- * addresses and the stream, so this module keeps the packed parameters once,
- * per launch, and a call only copies them, writes the addresses into their
- * slots and calls the driver's launch function.
+ * calls the driver. Here the kernel's parameters are packed once per compiled
+ * kernel and call site (a prepared launch), and a call passes only what
+ * varies: the stream, the values of the arguments the site does not fix (a
+ * prepared launch: the tensors' addresses; portagpu.launch: every argument)
+ * and, for launch_grid, the grid. A call copies the packed parameters, writes
+ * the values into their slots and calls the driver's launch function.
  *
  * Each kernel parameter lives in an 8-byte slot (little-endian, low bytes
  * first); the driver reads as many bytes from a slot as the parameter has.
@@ -42,9 +44,10 @@ typedef struct {
     unsigned block;
     unsigned shared;
     Py_ssize_t nslots;
-    Py_ssize_t nvarying;
+    Py_ssize_t nvalues;
     uint64_t slots[MAX_SLOTS];
-    Py_ssize_t varying[MAX_SLOTS];
+    Py_ssize_t value_slot[MAX_SLOTS]; /* -1: Triton compiled this value into the kernel */
+    char value_kind[MAX_SLOTS];       /* p/u: unsigned, i: signed, f: float32, d: float64 */
 } Prepared;
 
 static void free_driver(PyObject *capsule) {
@@ -85,24 +88,25 @@ static void free_prepared(PyObject *capsule) {
     PyMem_Free(PyCapsule_GetPointer(capsule, CAPSULE_NAME));
 }
 
-/* prepare(driver, function, (gx, gy, gz), block, shared, slots: bytes, varying: tuple of
- * slot indices) -> a capsule for launch(). */
+/* prepare(driver, function, (gx, gy, gz), block, shared, slots: bytes, value_slots: tuple,
+ * kinds: bytes) -> a capsule for launch(). The call's values go, in order, to
+ * the slots value_slots names (-1: dropped), converted as kinds says. */
 static PyObject *prepare(PyObject *self, PyObject *args) {
-    PyObject *driver;
+    PyObject *driver, *value_slots;
     unsigned long long function;
     unsigned gx, gy, gz, block, shared;
-    const char *bytes;
-    Py_ssize_t nbytes;
-    PyObject *varying;
-    if (!PyArg_ParseTuple(args, "OK(III)IIy#O!", &driver, &function, &gx, &gy, &gz, &block, &shared, &bytes,
-                          &nbytes, &PyTuple_Type, &varying))
+    const char *bytes, *kinds;
+    Py_ssize_t nbytes, nkinds;
+    if (!PyArg_ParseTuple(args, "OK(III)IIy#O!y#", &driver, &function, &gx, &gy, &gz, &block,
+                          &shared, &bytes, &nbytes, &PyTuple_Type, &value_slots, &kinds, &nkinds))
         return NULL;
     Driver *bound = PyCapsule_GetPointer(driver, DRIVER_NAME);
     if (!bound)
         return NULL;
-    Py_ssize_t nslots = nbytes / 8, nvarying = PyTuple_GET_SIZE(varying);
-    if (nbytes % 8 || nslots > MAX_SLOTS) {
-        PyErr_SetString(PyExc_ValueError, "slots must be at most 64 8-byte values");
+    Py_ssize_t nslots = nbytes / 8, nvalues = PyTuple_GET_SIZE(value_slots);
+    if (nbytes % 8 || nslots > MAX_SLOTS || nvalues > MAX_SLOTS || nkinds != nvalues) {
+        PyErr_SetString(PyExc_ValueError,
+                        "at most 64 8-byte slots, 64 values, and one kind per value");
         return NULL;
     }
     Prepared *prepared = PyMem_Calloc(1, sizeof(Prepared));
@@ -116,17 +120,18 @@ static PyObject *prepare(PyObject *self, PyObject *args) {
     prepared->block = block;
     prepared->shared = shared;
     prepared->nslots = nslots;
-    prepared->nvarying = nvarying;
+    prepared->nvalues = nvalues;
     memcpy(prepared->slots, bytes, (size_t)nbytes);
-    for (Py_ssize_t i = 0; i < nvarying; i++) {
-        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(varying, i));
-        if (slot < 0 || slot >= nslots) {
+    for (Py_ssize_t i = 0; i < nvalues; i++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(value_slots, i));
+        if (slot < -1 || slot >= nslots || !strchr("puifd", kinds[i])) {
             PyMem_Free(prepared);
             if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a varying slot is out of range");
+                PyErr_SetString(PyExc_ValueError, "a value's slot or kind is out of range");
             return NULL;
         }
-        prepared->varying[i] = slot;
+        prepared->value_slot[i] = slot;
+        prepared->value_kind[i] = kinds[i];
     }
     PyObject *capsule = PyCapsule_New(prepared, CAPSULE_NAME, free_prepared);
     if (!capsule)
@@ -134,45 +139,83 @@ static PyObject *prepare(PyObject *self, PyObject *args) {
     return capsule;
 }
 
-/* launch(prepared, stream, *addresses): True once launched; False, having
- * done nothing, when this thread has no current context (the caller's
- * general path sets one up). Raises on a driver error. */
-static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 2) {
-        PyErr_SetString(PyExc_TypeError, "launch(prepared, stream, *addresses)");
-        return NULL;
+/* One value into its slot; 0 when it is not of its kind (the error is set). */
+static int fill(uint64_t *slot, char kind, PyObject *value) {
+    switch (kind) {
+    case 'i': {
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred())
+            return 0;
+        memcpy(slot, &v, 8);
+        return 1;
     }
-    Prepared *prepared = PyCapsule_GetPointer(args[0], CAPSULE_NAME);
-    if (!prepared)
-        return NULL;
-    if (nargs - 2 != prepared->nvarying) {
-        PyErr_Format(PyExc_TypeError, "launch takes %zd addresses, got %zd", prepared->nvarying,
-                     nargs - 2);
+    case 'f':
+    case 'd': {
+        double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred())
+            return 0;
+        *slot = 0;
+        if (kind == 'f') {
+            float narrow = (float)v;
+            memcpy(slot, &narrow, 4);
+        } else {
+            memcpy(slot, &v, 8);
+        }
+        return 1;
+    }
+    default: {
+        unsigned long long v = PyLong_AsUnsignedLongLong(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return 0;
+        *slot = v;
+        return 1;
+    }
+    }
+}
+
+static unsigned long long as_unsigned(PyObject *value) {
+    return PyLong_Check(value) ? PyLong_AsUnsignedLongLong(value) : (unsigned long long)-1;
+}
+
+/* The launch itself: True once launched (or an empty grid, which Triton does
+ * not launch either); False, having done nothing, where a value, the grid or
+ * the stream is not what the prepared launch converts, or this thread has no
+ * current context: the caller's general path runs the launch (and raises
+ * Triton's own errors). Raises on a driver error. */
+static PyObject *run(Prepared *prepared, const unsigned grid[3], PyObject *stream_object,
+                     PyObject *const *values, Py_ssize_t nvalues) {
+    if (nvalues != prepared->nvalues) {
+        PyErr_Format(PyExc_TypeError, "launch takes %zd values, got %zd", prepared->nvalues,
+                     nvalues);
         return NULL;
     }
     uint64_t slots[MAX_SLOTS];
     void *params[MAX_SLOTS];
-    unsigned long long stream = PyLong_AsUnsignedLongLong(args[1]);
-    if (stream == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    memcpy(slots, prepared->slots, (size_t)prepared->nslots * 8);
-    for (Py_ssize_t i = 0; i < prepared->nvarying; i++) {
-        unsigned long long address = PyLong_AsUnsignedLongLong(args[2 + i]);
-        if (address == (unsigned long long)-1 && PyErr_Occurred())
-            return NULL;
-        slots[prepared->varying[i]] = address;
+    unsigned long long stream = as_unsigned(stream_object);
+    if (stream == (unsigned long long)-1) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
     }
+    memcpy(slots, prepared->slots, (size_t)prepared->nslots * 8);
+    for (Py_ssize_t i = 0; i < nvalues; i++) {
+        Py_ssize_t slot = prepared->value_slot[i];
+        if (slot >= 0 && !fill(&slots[slot], prepared->value_kind[i], values[i])) {
+            PyErr_Clear();
+            Py_RETURN_FALSE;
+        }
+    }
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+        Py_RETURN_TRUE;
     for (Py_ssize_t i = 0; i < prepared->nslots; i++)
         params[i] = &slots[i];
-    void *context = NULL;
     const Driver *driver = &prepared->driver;
+    void *context = NULL;
     if (driver->context(&context) != 0 || context == NULL)
         Py_RETURN_FALSE;
     int status;
     Py_BEGIN_ALLOW_THREADS;
-    status = driver->launch(prepared->function, prepared->grid[0], prepared->grid[1],
-                           prepared->grid[2], prepared->block, 1, 1, prepared->shared,
-                           (void *)(uintptr_t)stream, params, NULL);
+    status = driver->launch(prepared->function, grid[0], grid[1], grid[2], prepared->block, 1, 1,
+                            prepared->shared, (void *)(uintptr_t)stream, params, NULL);
     Py_END_ALLOW_THREADS;
     if (status != 0) {
         const char *text = NULL;
@@ -184,12 +227,52 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+static Prepared *prepared_of(PyObject *capsule) {
+    return PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+}
+
+/* launch(prepared, stream, *values): on the prepared grid. */
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError, "launch(prepared, stream, *values)");
+        return NULL;
+    }
+    Prepared *prepared = prepared_of(args[0]);
+    if (!prepared)
+        return NULL;
+    return run(prepared, prepared->grid, args[1], args + 2, nargs - 2);
+}
+
+/* launch_grid(prepared, gx, gy, gz, stream, *values): on the grid given. */
+static PyObject *launch_grid(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 5) {
+        PyErr_SetString(PyExc_TypeError, "launch_grid(prepared, gx, gy, gz, stream, *values)");
+        return NULL;
+    }
+    Prepared *prepared = prepared_of(args[0]);
+    if (!prepared)
+        return NULL;
+    unsigned grid[3];
+    for (int i = 0; i < 3; i++) {
+        unsigned long long dim = as_unsigned(args[1 + i]);
+        if (dim > 0xFFFFFFFFull) { /* not an int, negative or too large: Triton's path says */
+            PyErr_Clear();
+            Py_RETURN_FALSE;
+        }
+        grid[i] = (unsigned)dim;
+    }
+    return run(prepared, grid, args[4], args + 5, nargs - 5);
+}
+
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS, "bind(library, launch, context, error) -> a driver"},
     {"prepare", prepare, METH_VARARGS,
-     "prepare(driver, function, grid, block, shared, slots, varying) -> a prepared launch"},
+     "prepare(driver, function, grid, block, shared, slots, value_slots, kinds) -> a prepared "
+     "launch"},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
-     "launch(prepared, stream, *addresses) -> True, or False without a current context"},
+     "launch(prepared, stream, *values) -> True once launched, False for the general path"},
+    {"launch_grid", (PyCFunction)(void (*)(void))launch_grid, METH_FASTCALL,
+     "launch_grid(prepared, gx, gy, gz, stream, *values) -> as launch, on this grid"},
     {NULL, NULL, 0, NULL},
 };
 

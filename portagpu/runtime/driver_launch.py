@@ -1,11 +1,14 @@
-"""Prepared Triton launches that call the GPU driver directly (driver_launch.c).
+"""Triton launches that call the GPU driver directly (driver_launch.c).
 
-A launch from `prepare_launch` (portagpu.kernels' plans) fixes everything but
-its tensors. Triton's C launcher still parses every argument on every call
-(some twenty Python objects) before it calls the driver; here the kernel's
-parameters are packed once, per compiled kernel and prepared launch, and a
-call passes only the stream and the tensors' addresses to a small C function
-that writes them into their slots and calls the driver's launch function.
+Triton's C launcher parses every argument on every call (some twenty Python
+objects: grid, stream, function, metadata tuples, hooks, each kernel
+argument) before it calls the driver. Here a compiled kernel's parameters
+are packed once per call site -- a launch from `prepare_launch`
+(portagpu.kernels' plans), or one generated `portagpu.launch` fast path --
+and a call passes only what varies to a small C function that writes it into
+the packed parameters and calls the driver's launch function: the stream,
+the tensors' addresses and, for `portagpu.launch`, the other arguments and
+the grid.
 
 Used only where it launches exactly what Triton's launcher would:
 - the vendor's backend names its driver (`driver_launch_names`: NVIDIA's
@@ -14,13 +17,17 @@ Used only where it launches exactly what Triton's launcher would:
   kernel ABI (the parameters after the kernel's own: Triton 3.6 adds two
   scratch pointers) and says the kernel needs no scratch memory;
 - one CTA per cluster, no cooperative grid, no programmatic dependent launch,
-  a non-empty grid, parameters of plain types (pointers, ints, floats);
-- no launch hook installed (a profiler's hooks go through Triton's path).
+  parameters of plain types (pointers, ints, floats; no tuples or tensor
+  descriptors), no global the kernel read at compile time;
+- no launch hook installed (a profiler's hooks go through Triton's path);
+- a call whose values the C function cannot convert (a grid of numpy ints,
+  a negative grid) or a thread with no current context goes through Triton's
+  launcher too, which raises what Triton raises.
 
 The module is compiled once with Triton's own helper (the C compiler Triton
 needs for its launchers anyway) and cached in Triton's cache; where it cannot
 be built or the driver not opened, launches keep Triton's launcher.
-`PORTAGPU_DRIVER_LAUNCH=0` turns it off (read when a launch is prepared).
+`PORTAGPU_DRIVER_LAUNCH=0` turns it off (read when launch code is generated).
 """
 
 from __future__ import annotations
@@ -50,19 +57,21 @@ def enabled() -> bool:
 
 
 class Driver:
-    """driver_launch.c bound to one driver: `prepare(...)` packs a launch once,
-    `launch(prepared, stream, *addresses)` runs it (True; False, doing
-    nothing, where the calling thread has no current context)."""
+    """driver_launch.c bound to one driver: `prepare(...)` packs a launch once;
+    `launch(prepared, stream, *values)` and `launch_grid(prepared, gx, gy, gz,
+    stream, *values)` run it: True, or False having done nothing (the caller
+    takes Triton's path: no current context, a value of another type)."""
 
     def __init__(self, module: Any, names: tuple[str, str, str, str]) -> None:
         self.names = names
         self.bound = module.bind(*names)
         self._prepare = module.prepare
         self.launch = module.launch
+        self.launch_grid = module.launch_grid
 
     def prepare(self, function: int, grid: tuple[int, int, int], block: int, shared: int,
-                packed: bytes, varying_slots: tuple[int, ...]) -> Any:
-        return self._prepare(self.bound, function, grid, block, shared, packed, varying_slots)
+                packed: bytes, value_slots: tuple[int, ...], conversions: bytes) -> Any:
+        return self._prepare(self.bound, function, grid, block, shared, packed, value_slots, conversions)
 
 
 @cache
@@ -104,37 +113,62 @@ def pack(value: Any, kind: str) -> bytes | None:
     return packed + bytes(8 - len(packed))
 
 
-def slots(kinds: list[str], values: list[Any], varying: tuple[int, ...], scratch: int) -> tuple[bytes, tuple[int, ...]] | None:
-    """The packed parameters of a kernel whose signature types are `kinds` (one
-    per argument, "constexpr" for those compiled in), for argument `values`,
-    and the slots of the arguments at positions `varying` (pointers the call
-    passes), followed by `scratch` null pointers; None when one cannot be packed."""
-    packed, varying_slots = [], []
+# How a value passed per call is converted into its slot (driver_launch.c's
+# `fill`): p/u unsigned, i signed, f float32, d float64.
+_VALUE_KINDS = {"i1": "i", "i8": "i", "i16": "i", "i32": "i", "i64": "i",
+                "u1": "u", "u8": "u", "u16": "u", "u32": "u", "u64": "u",
+                "fp32": "f", "f32": "f", "fp64": "d"}
+
+
+def value_kind(kind: str) -> str | None:
+    """The conversion of a per-call value of signature type `kind`."""
+    return "p" if kind.startswith("*") else _VALUE_KINDS.get(kind)
+
+
+def slots(kinds: list[str], values: list[Any], passed: tuple[int, ...],
+          scratch: int) -> tuple[bytes, tuple[int, ...], bytes] | None:
+    """The packed parameters of a kernel whose signature types are `kinds`
+    (one per argument, "constexpr" for those compiled in) with the fixed
+    argument `values`, and how a call's values -- those of the arguments at
+    positions `passed`, in order -- are written: the slot of each (-1 for an
+    argument Triton compiled in, such as an int equal to 1) and its conversion.
+    `scratch` null pointers follow the arguments. None when a parameter cannot
+    be packed or a passed value converted."""
+    packed: list[bytes] = []
+    value_slots: list[int] = []
+    conversions = []
     for position, (kind, value) in enumerate(zip(kinds, values, strict=True)):
-        if kind == "constexpr":
-            if position in varying:
+        if position in passed:
+            if kind == "constexpr":  # compiled in (an int equal to 1): the call's value is dropped
+                value_slots.append(-1)
+                conversions.append("p")
+                continue
+            conversion = value_kind(kind)
+            if conversion is None:
                 return None
+            value_slots.append(len(packed))
+            conversions.append(conversion)
+            packed.append(bytes(8))
             continue
-        if position in varying:
-            if not kind.startswith("*"):
-                return None
-            varying_slots.append(len(packed))
-            value = 0
+        if kind == "constexpr":
+            continue
         slot = pack(value, kind)
         if slot is None:
             return None
         packed.append(slot)
     packed += [bytes(8)] * scratch
-    if len(packed) > MAX_SLOTS:
+    if len(packed) > MAX_SLOTS or len(value_slots) > MAX_SLOTS:
         return None
-    return b"".join(packed), tuple(varying_slots)
+    return b"".join(packed), tuple(value_slots), "".join(conversions).encode()
 
 
-def prepared(driver: Driver, entry: tuple, values: list[Any], varying: tuple[int, ...], grid: tuple) -> Any | None:
-    """A prepared driver launch (for driver.launch(prepared, stream,
-    *addresses)) of the compiled kernel in a fast-path cache `entry`, with
-    argument `values` (tensors as addresses) and the tensors at `varying`
-    passed per call; None where Triton's launcher must run it."""
+def prepared(driver: Driver, entry: tuple, values: list[Any], passed: tuple[int, ...],
+             grid: tuple = (1, 1, 1)) -> Any | None:
+    """A prepared driver launch of the compiled kernel in a fast-path cache
+    `entry`, with the fixed argument `values` (tensors as addresses) and the
+    arguments at positions `passed` given per call: driver.launch(prepared,
+    stream, *passed values) on `grid`, or driver.launch_grid(prepared, gx, gy,
+    gz, stream, *passed values). None where Triton's launcher must run it."""
     from portagpu.runtime.triton_direct import scratch_pointers
 
     run, function, _, compiled, used_globals, direct, cooperative, pdl = entry
@@ -144,7 +178,7 @@ def prepared(driver: Driver, entry: tuple, values: list[Any], varying: tuple[int
     size = tuple(grid) + (1,) * (3 - len(grid))
     try:
         metadata = compiled.metadata
-        if getattr(metadata, "num_ctas", 1) != 1 or size[0] * size[1] * size[2] <= 0:
+        if getattr(metadata, "num_ctas", 1) != 1 or min(size) <= 0:
             return None
         signature = compiled.src.signature
         kinds = [signature[name] for name in compiled.src.fn.arg_names]
@@ -154,7 +188,7 @@ def prepared(driver: Driver, entry: tuple, values: list[Any], varying: tuple[int
         return None
     if not all(isinstance(kind, str) for kind in kinds):  # tuples of arguments
         return None
-    packed = slots(kinds, values, varying, scratch)
-    if packed is None:
+    packed = slots(kinds, values, passed, scratch)
+    if packed is None or not isinstance(function, int):
         return None
     return driver.prepare(function, size, block, shared, *packed)

@@ -115,7 +115,7 @@ def _launch_lines(
     fixed_tensors: tuple[int, ...] = (),
     trusted: bool = False,
     home: bool = False,
-    driver: bool = False,
+    driver_call: str | None = None,
 ) -> list[str]:
     """From the key to the launch, once `dev` and the parameters are bound:
     read the tensors' addresses, look the key (`key_head` + each tensor's
@@ -134,10 +134,12 @@ def _launch_lines(
     with HOME only on a miss, and runs `away` (itself under HOME) there: a
     key with another device is never remembered, so a hit is on HOME.
 
-    `driver`: the code may launch through driver_launch.c: the scope has
-    `drive` (its launch function) and `driver_for(entry)`, the prepared
-    driver launch of a cache entry or None; a tensor not on the GPU, a hook
-    or no current context leaves the launch to Triton's launcher."""
+    `driver_call`: the code may launch through driver_launch.c with this
+    call (of `prepared`, the prepared driver launch `driver_for(entry)` gives
+    for a cache entry, or None); it returns False where Triton's launcher
+    must run the launch (see driver_launch.py), as it does for a tensor not
+    on the GPU or a launch hook."""
+    driver = driver_call is not None
     p = params
     addresses = ", ".join(
         f"a{i}" if i in tensors or i in fixed_tensors else p[i] for i in range(len(p))
@@ -210,10 +212,10 @@ def _launch_lines(
         ),
         f"    remember(key, native({native_args}))",
         "    return True",
+        *grid,
         *(
             [
-                f"if prepared is not None and {'' if trusted else 'on_gpu and '}{idle} "
-                f"and drive(prepared, get_stream(dev), {', '.join(f'a{i}' for i in tensors)}):",
+                f"if prepared is not None and {'' if trusted else 'on_gpu and '}{idle} and {driver_call}:",
                 "    return True",
             ]
             if driver
@@ -222,7 +224,6 @@ def _launch_lines(
         "run, function, packed, compiled, used_globals, direct, coop, pdl = entry",
         "if used_globals and globals_changed(used_globals):",
         f"    {refuse}",
-        *grid,
         "stream = get_stream(dev)",
         f"if {idle}:",
         *launch_on_gpu,
@@ -332,6 +333,11 @@ def make_fast_launch(
             "else:",
             *[f"    {line}" for line in general_grid],
         ]
+    # the arguments a driver launch is given per call: all but the constexprs and Nones
+    passed = tuple(i for i, (value, is_constexpr) in enumerate(zip(values, constexpr, strict=True))
+                   if not is_constexpr and value is not None)
+    driver = _driver_scope(launcher, scope, [None] * len(values), passed)
+    driver_values = ", ".join(f"a{i}" if i in tensors else p[i] for i in passed)
     body += [
         "if num_warps is None:",
         "    nw = None",
@@ -349,6 +355,7 @@ def make_fast_launch(
             grid_name="grid",
             native_args="grid, args, nw, None, meta",
             refuse="return False",
+            driver_call=f"drive_grid(prepared, g0, g1, g2, get_stream(dev), {driver_values})" if driver else None,
         ),
     ]
     return _compile(launcher, "fast_launch(grid, args, num_warps, meta)", body, scope)
@@ -418,7 +425,9 @@ def make_bound_launch(
         }
     )
     refuse = f"return fallback({params})"
-    driver = _driver_scope(launcher, scope, full, fixed_tensors, tuple(varying), grid)
+    values = [scope[f"a{i}"] if i in fixed_tensors else value for i, value in enumerate(full)]
+    driver = _driver_scope(launcher, scope, values, tuple(varying), grid)
+    addresses = ", ".join(f"a{i}" for i in varying)
     body = [
         "if kernel.pre_run_hooks:"
         if detection is None
@@ -437,7 +446,7 @@ def make_bound_launch(
             fixed_tensors=fixed_tensors,
             trusted=trusted,
             home=home is not None,
-            driver=driver,
+            driver_call=f"drive(prepared, get_stream(dev), {addresses})" if driver else None,
         ),
     ]
     function = _compile(launcher, f"bound_launch({params})", body, scope)
@@ -451,12 +460,13 @@ def make_bound_launch(
 def _driver_scope(
     launcher: TritonLauncher,
     scope: dict,
-    full: list,
-    fixed_tensors: tuple[int, ...],
-    varying: tuple[int, ...],
-    grid: tuple,
+    values: list,
+    passed: tuple[int, ...],
+    grid: tuple = (1, 1, 1),
 ) -> bool:
-    """Give bound launch code `drive` and `driver_for` (see _launch_lines)
+    """Give launch code `drive`, `drive_grid` and `driver_for` (see
+    _launch_lines and driver_launch.prepared: `values` the fixed arguments,
+    tensors as addresses; `passed` the positions the code gives per call)
     where the backend names its driver and driver_launch.c could be built;
     False where launches keep Triton's launcher."""
     from portagpu.runtime import driver_launch
@@ -467,15 +477,14 @@ def _driver_scope(
     driver = driver_launch.driver(names)
     if driver is None:
         return False
-    values = [scope[f"a{i}"] if i in fixed_tensors else value for i, value in enumerate(full)]
     made: dict[Any, Any] = {}  # compiled kernel -> its prepared driver launch (or None)
 
     def driver_for(entry: tuple) -> Any:
         compiled = entry[3]
         prepared = made.get(compiled, _MISSING)
         if prepared is _MISSING:
-            prepared = made[compiled] = driver_launch.prepared(driver, entry, values, varying, grid)
+            prepared = made[compiled] = driver_launch.prepared(driver, entry, values, passed, grid)
         return prepared
 
-    scope.update({"drive": driver.launch, "driver_for": driver_for})
+    scope.update({"drive": driver.launch, "drive_grid": driver.launch_grid, "driver_for": driver_for})
     return True

@@ -89,8 +89,8 @@ def driver(fake_driver):
 def test_slots_pack_each_type_in_eight_bytes_and_skip_constexprs():
     kinds = ["*fp32", "*fp16", "i32", "constexpr", "fp32", "i64", "u64", "i1", "bf16"]
     values = [None, 0xDEAD0, -5, 64, 1.5, -(2**40), 2**63 + 1, True, 1.5]
-    packed, varying = driver_launch.slots(kinds, values, (0,), scratch=2)
-    assert varying == (0,)
+    packed, value_slots, conversions = driver_launch.slots(kinds, values, (0,), scratch=2)
+    assert value_slots == (0,) and conversions == b"p"
     words = struct.unpack("<10Q", packed)
     assert words[0] == 0  # filled per call
     assert words[1] == 0xDEAD0
@@ -103,23 +103,32 @@ def test_slots_pack_each_type_in_eight_bytes_and_skip_constexprs():
     assert words[8:] == (0, 0)  # the scratch pointers
 
 
+def test_slots_of_values_passed_per_call_say_how_each_converts():
+    """portagpu.launch passes every argument: an int Triton compiled in (the
+    value 1) is dropped (-1), the others go to their slots in order."""
+    kinds = ["*fp32", "constexpr", "i32", "u64", "fp32", "fp64", "constexpr"]
+    packed, value_slots, conversions = driver_launch.slots(kinds, [None] * 7, (0, 1, 2, 3, 4, 5), scratch=1)
+    assert packed == bytes(8 * 6)
+    assert value_slots == (0, -1, 1, 2, 3, 4)
+    assert conversions == b"ppiufd"
+
+
 @pytest.mark.parametrize(
-    "kinds, values, varying",
+    "kinds, values, passed",
     [
         (["*fp32", "nvTmaDesc"], [None, object()], (0,)),  # a type it does not pack
-        (["i32"], [None], (0,)),  # a varying argument that is no pointer
-        (["constexpr"], [None], (0,)),  # a varying argument compiled in
+        (["*fp32", "fp16"], [None, None], (0, 1)),  # an fp16 given per call
         (["i32"], [2**40], ()),  # a value out of its type's range
         (["*fp32"] * 63, [0] * 63, ()),  # more than 64 slots with the scratch pointers
     ],
 )
-def test_slots_refuse_what_they_cannot_pack(kinds, values, varying):
-    assert driver_launch.slots(kinds, values, varying, scratch=2) is None
+def test_slots_refuse_what_they_cannot_pack(kinds, values, passed):
+    assert driver_launch.slots(kinds, values, passed, scratch=2) is None
 
 
-def test_a_prepared_launch_passes_its_slots_with_the_addresses_filled_in(driver, fake_driver):
-    packed, varying = driver_launch.slots(["*fp32", "i32", "*fp32"], [None, 48, None], (0, 2), scratch=2)
-    prepared = driver.prepare(0xF00, (3, 2, 1), 128, 1024, packed, varying)
+def test_a_prepared_launch_passes_its_slots_with_the_values_filled_in(driver, fake_driver):
+    packed = driver_launch.slots(["*fp32", "i32", "*fp32"], [None, 48, None], (0, 2), scratch=2)
+    prepared = driver.prepare(0xF00, (3, 2, 1), 128, 1024, *packed)
     fake_driver.set("record_params", 5)
     before = fake_driver.get("calls")
     assert driver.launch(prepared, 77, 0x1000, 0x2000) is True
@@ -133,8 +142,49 @@ def test_a_prepared_launch_passes_its_slots_with_the_addresses_filled_in(driver,
     assert struct.unpack("<Q", fake_driver.last(1)["params"])[0] == 0x3000
 
 
+def test_launch_grid_converts_each_value_and_takes_the_grid(driver, fake_driver):
+    kinds = ["*fp32", "i32", "i64", "u64", "fp32", "fp64", "constexpr"]
+    prepared = driver.prepare(7, (1, 1, 1), 64, 0, *driver_launch.slots(kinds, [None] * 7, tuple(range(7)), 2))
+    fake_driver.set("record_params", 8)
+    assert driver.launch_grid(prepared, 5, 6, 7, 9, 0xA0, -3, -(2**40), 2**64 - 1, 0.25, -0.5, 1) is True
+    last = fake_driver.last(8)
+    assert last["dims"] == (5, 6, 7, 64, 1, 1, 0)
+    words = struct.unpack("<8Q", last["params"])
+    assert words[0] == 0xA0
+    assert struct.unpack("<i", last["params"][8:12])[0] == -3
+    assert struct.unpack("<q", last["params"][16:24])[0] == -(2**40)
+    assert words[3] == 2**64 - 1
+    assert struct.unpack("<f", last["params"][32:36])[0] == 0.25
+    assert struct.unpack("<d", last["params"][40:48])[0] == -0.5
+    assert words[6:] == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "grid, value",
+    [
+        ((-1, 1, 1), 0xA0),  # a negative grid
+        ((2**32, 1, 1), 0xA0),  # beyond the driver's grid
+        ((1.0, 1, 1), 0xA0),  # not an int
+        ((1, 1, 1), "0xA0"),  # a value of another type
+        ((1, 1, 1), -1),  # a negative address
+    ],
+)
+def test_what_it_cannot_convert_is_left_to_tritons_launcher(driver, fake_driver, grid, value):
+    prepared = driver.prepare(7, (1, 1, 1), 64, 0, *driver_launch.slots(["*fp32"], [None], (0,), 0))
+    before = fake_driver.get("calls")
+    assert driver.launch_grid(prepared, *grid, 0, value) is False
+    assert fake_driver.get("calls") == before
+
+
+def test_an_empty_grid_launches_nothing_as_triton_does(driver, fake_driver):
+    prepared = driver.prepare(7, (1, 1, 1), 64, 0, *driver_launch.slots(["*fp32"], [None], (0,), 0))
+    before = fake_driver.get("calls")
+    assert driver.launch_grid(prepared, 0, 1, 1, 0, 0xA0) is True
+    assert fake_driver.get("calls") == before
+
+
 def test_no_current_context_launches_nothing(driver, fake_driver):
-    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,))
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,), b"p")
     fake_driver.set("context_present", 0)
     before = fake_driver.get("calls")
     assert driver.launch(prepared, 0, 0x10) is False
@@ -142,20 +192,24 @@ def test_no_current_context_launches_nothing(driver, fake_driver):
 
 
 def test_a_driver_error_raises_with_its_text(driver, fake_driver):
-    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,))
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,), b"p")
     fake_driver.set("fail_with", 700)
     with pytest.raises(RuntimeError, match="driver error 700: stand-in failure"):
         driver.launch(prepared, 0, 0x10)
 
 
-def test_wrong_arguments_raise_type_errors(driver):
-    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(16), (0, 1))
-    with pytest.raises(TypeError, match="takes 2 addresses, got 1"):
+def test_wrong_arguments_raise_type_and_value_errors(driver):
+    prepared = driver.prepare(1, (1, 1, 1), 32, 0, bytes(16), (0, 1), b"pp")
+    with pytest.raises(TypeError, match="takes 2 values, got 1"):
         driver.launch(prepared, 0, 0x10)
     with pytest.raises(TypeError):
-        driver.launch(prepared, 0, 0x10, "not an address")
+        driver.launch_grid(prepared, 1, 1)
     with pytest.raises(ValueError):
-        driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (3,))
+        driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (3,), b"p")  # no slot 3
+    with pytest.raises(ValueError):
+        driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,), b"x")  # no such conversion
+    with pytest.raises(ValueError):
+        driver.prepare(1, (1, 1, 1), 32, 0, bytes(8), (0,), b"pp")  # a kind per value
 
 
 def test_a_missing_library_is_no_driver():
@@ -201,7 +255,9 @@ def driven_kernel(kernel, fake_driver, monkeypatch):
         def native(*args, **kwargs):
             compiled = original(self, grid)(*args, **kwargs)
             compiled.run, compiled.function = KnownWrapper(self.log), 0xF00
-            signature = {"x": "*fp32", "y": "*fp32", "n": "i32", "BLOCK": "constexpr", "EXTRA": "constexpr"}
+            n = args[2]  # specialised as Triton does: 1 compiled in, beyond int32 an i64
+            kind = "constexpr" if n == 1 else "i32" if n < 2**31 else "i64"
+            signature = {"x": "*fp32", "y": "*fp32", "n": kind, "BLOCK": "constexpr", "EXTRA": "constexpr"}
             compiled.src = types.SimpleNamespace(signature=signature, fn=self)
             compiled.metadata = types.SimpleNamespace(num_warps=4, num_ctas=1, shared=256,
                                                       target=types.SimpleNamespace(warp_size=32))
@@ -257,5 +313,38 @@ def test_the_switch_turns_driver_launches_off(driven_kernel, fake_driver, monkey
     before = fake_driver.get("calls")
     go(x, x)
     go(x, x)
+    assert fake_driver.get("calls") == before
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "direct"]
+
+
+def test_portagpu_launch_goes_to_the_driver_with_every_argument_per_call(driven_kernel, fake_driver):
+    import portagpu
+
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    portagpu.launch(driven_kernel, (2,), x, y, 64, BLOCK=32)  # compiles through Triton
+    before = fake_driver.get("calls")
+    portagpu.launch(driven_kernel, (3, 2), y, x, 48, BLOCK=32)
+    assert [entry[0] for entry in driven_kernel.log] == ["native"]
+    assert fake_driver.get("calls") == before + 1
+    last = fake_driver.last(5)
+    assert last["dims"] == (3, 2, 1, 128, 1, 1, 256)
+    assert struct.unpack("<QQiiQQ", last["params"]) == (y.data_ptr(), x.data_ptr(), 48, 0, 0, 0)
+    # n == 1 is its own compiled kernel, with n compiled in: the call's value is dropped
+    portagpu.launch(driven_kernel, (1,), x, y, 1, BLOCK=32)
+    portagpu.launch(driven_kernel, (1,), y, x, 1, BLOCK=32)
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "native"]
+    assert fake_driver.get("calls") == before + 2
+    assert struct.unpack("<QQQQ", fake_driver.last(4)["params"]) == (y.data_ptr(), x.data_ptr(), 0, 0)
+
+
+def test_portagpu_launch_leaves_a_grid_it_cannot_convert_to_tritons_launcher(driven_kernel, fake_driver):
+    import numpy as np
+
+    import portagpu
+
+    x = torch.zeros(64).as_subclass(OnGpu)
+    portagpu.launch(driven_kernel, (2,), x, x, 64, BLOCK=32)
+    before = fake_driver.get("calls")
+    portagpu.launch(driven_kernel, (np.int64(2),), x, x, 64, BLOCK=32)
     assert fake_driver.get("calls") == before
     assert [entry[0] for entry in driven_kernel.log] == ["native", "direct"]

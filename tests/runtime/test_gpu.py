@@ -125,6 +125,36 @@ def test_a_prepared_launch_goes_to_the_driver_with_every_parameter_packed():
         assert calls[-1] == (x.data_ptr(), out.data_ptr())
 
 
+def test_portagpu_launch_goes_to_the_driver_with_every_argument_per_call():
+    """portagpu.launch's generated fast path calls the driver with the grid and
+    every argument (where Triton's launcher wrapper is known): floats, i32,
+    i64, n == 1 compiled in, a new grid per call; results as Triton's."""
+    from portagpu.runtime import driver_launch
+
+    y = torch.randn(5000, device="cuda")
+    calls = []
+    for n, a, shift in ((5000, 0.5, 12), (5000, -2.0, 2**40 + 3), (4008, 0.25, 12), (1, 3.0, 12), (1, 1.0, 12)):
+        x, out = torch.randn(n, device="cuda"), torch.full((n,), float("nan"), device="cuda")
+        portagpu.launch(scaled_add_kernel, (triton.cdiv(n, 512),), x, y, out, a, n, shift, BLOCK=512)
+        torch.testing.assert_close(out, a * x + y[:n] + shift % 7)
+        launcher = dispatch.triton_launcher(scaled_add_kernel)
+        scope = launcher.shapes[6].__globals__ if 6 in launcher.shapes else {}
+        if "drive_grid" in scope and not hasattr(scope["drive_grid"], "counted"):
+            drive_grid = scope["drive_grid"]
+
+            def counted(*args, drive_grid=drive_grid):
+                calls.append(args[1:4])
+                return drive_grid(*args)
+
+            counted.counted = True
+            scope["drive_grid"] = counted
+    if triton.__version__.startswith("3.6") and portagpu.detect().vendor == "nvidia":
+        names = portagpu.backends.backend_for(portagpu.detect()).driver_launch_names
+        assert driver_launch.driver(names) is not None, driver_launch.why_not(names)
+        # compiled: n = 5000, shift an i64, n == 1; the other two launches went to the driver
+        assert calls == [(8, 1, 1), (1, 1, 1)]
+
+
 def test_cuda_kernel_alternating_torch_and_cupy_arguments():
     """Each argument-type pattern gets its generated code; both stay correct."""
     kernel = portagpu.CudaKernel(SOURCE, "axpy")
