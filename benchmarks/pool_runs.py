@@ -7,7 +7,8 @@ round (e.g. one eager call ~7.6 us in some rounds and ~11.5 us in others, in
 one process), so a single run's median depends on how many slow rounds it
 drew. This pools every round of every run of a label: for kernels_bench rows
 the ratio torch / ours of the pooled medians, of the lower quartiles and of
-the minima (graph and eager) and the host extra; for launch_overhead the
+the minima (graph and eager), the median and lower quartile of the per-round
+eager ratios (each round times both back to back) and the host extra; for launch_overhead the
 median over runs of each target figure. Runs named *_<baseline>_run* (main's
 code measured in the same sessions) are pooled apart and shown beside.
 """
@@ -41,8 +42,13 @@ def pooled_rows(files: list[Path]) -> dict[tuple[str, str], dict[str, list[float
 
 def row_figures(pool: dict[str, list[float]]) -> dict[str, float]:
     ours, ref = pool["ours_eager"], pool["ref_eager"]
+    # each round times ours and torch's back to back: the ratio within a round
+    # is taken at one host speed, which the pooled medians are not
+    paired = [r / o for r, o in zip(ref, ours, strict=True)]
     return {
         "rounds": len(ours),
+        "eager_paired": statistics.median(paired),
+        "eager_paired_q25": quantile(paired, 0.25),
         "graph": statistics.median(pool["ref_graph"]) / statistics.median(pool["ours_graph"]),
         "eager": statistics.median(ref) / statistics.median(ours),
         "eager_q25": quantile(ref, 0.25) / quantile(ours, 0.25),
@@ -54,22 +60,25 @@ def row_figures(pool: dict[str, list[float]]) -> dict[str, float]:
 
 def kernels_table(ours: dict, baseline: dict) -> list[str]:
     lines = [
-        "| kernel | shape | rounds | graph x | eager x median | eager x q25 | eager x min | host extra us "
-        "(median, min) | baseline: eager x median / q25 / min, host extra |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| kernel | shape | rounds | graph x | eager x median | eager x q25 | eager x min | eager x paired "
+        "(median, q25) | host extra us (median, min) | baseline: eager x median / q25 / min, paired, "
+        "host extra |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for (kernel, shape), pool in ours.items():
         f = row_figures(pool)
         base = baseline.get((kernel, shape))
         b = row_figures(base) if base else None
         base_text = (
-            f"{b['eager']:.2f} / {b['eager_q25']:.2f} / {b['eager_min']:.2f}, {b['host_extra']:+.2f}"
+            f"{b['eager']:.2f} / {b['eager_q25']:.2f} / {b['eager_min']:.2f}, "
+            f"{b['eager_paired']:.2f} ({b['eager_paired_q25']:.2f}), {b['host_extra']:+.2f}"
             if b
             else ""
         )
         lines.append(
             f"| {kernel} | {shape} | {f['rounds']} | {f['graph']:.2f} | {f['eager']:.2f} | "
-            f"{f['eager_q25']:.2f} | {f['eager_min']:.2f} | {f['host_extra']:+.2f}, "
+            f"{f['eager_q25']:.2f} | {f['eager_min']:.2f} | {f['eager_paired']:.2f}, "
+            f"{f['eager_paired_q25']:.2f} | {f['host_extra']:+.2f}, "
             f"{f['host_extra_min']:+.2f} | {base_text} |"
         )
     return lines
