@@ -126,7 +126,8 @@ class Backend(ABC):
     #: Triton's per-call dispatch (only where its argument specialisation is
     #: known to match portagpu's cache key); needs `triton_fast_path_hooks`.
     triton_fast_path: bool = False
-    #: The GPU driver prepared Triton launches may call directly
+    #: The GPU driver that Triton launches portagpu repeats (prepared launches,
+    #: portagpu.launch's generated code) may call directly
     #: (runtime/driver_launch.py): (library, launch function with
     #: cuLaunchKernel's signature, current-context query, error string); None:
     #: they go through Triton's launcher.

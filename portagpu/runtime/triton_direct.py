@@ -54,11 +54,16 @@ def _known(launcher_class: type) -> bool:
     return wrapper_digest(launcher_class) in KNOWN_WRAPPERS
 
 
+@cache
+def _digest(launcher_class: type) -> str | None:
+    return wrapper_digest(launcher_class)  # reads the source: once per class
+
+
 def scratch_pointers(run: Any) -> int | None:
     """SCRATCH_POINTERS for `run`'s wrapper; None for a wrapper not known there."""
     if not _known(type(run)):
         return None
-    return SCRATCH_POINTERS.get(wrapper_digest(type(run)) or "")
+    return SCRATCH_POINTERS.get(_digest(type(run)) or "")
 
 
 def direct_launch(run: Any) -> tuple[Any, Any, Any] | None:

@@ -17,7 +17,7 @@ class NvidiaRuntime:
     # Triton's NVIDIA specialisation (dtype, 16-byte alignment, int range, ==1)
     # is what portagpu's fast-path key covers; measured in benchmarks/launch_overhead.py.
     triton_fast_path = True
-    # prepared launches of Triton 3.6 kernels go straight to the driver (runtime/driver_launch.py)
+    # repeated launches of Triton 3.6 kernels go straight to the driver (runtime/driver_launch.py)
     driver_launch_names = ("libcuda.so.1", "cuLaunchKernel", "cuCtxGetCurrent", "cuGetErrorString")
 
     def triton_fast_path_hooks(self) -> tuple[Callable[[], int], Callable[[int], int]]:
