@@ -18,7 +18,10 @@ Used only where it launches exactly what Triton's launcher would:
   scratch pointers) and says the kernel needs no scratch memory;
 - one CTA per cluster, no cooperative grid, no programmatic dependent launch,
   parameters of plain types (pointers, ints, floats; no tuples or tensor
-  descriptors), no global the kernel read at compile time;
+  descriptors);
+- every global the kernel read at compile time (a `tl.constexpr` constant of
+  its module) still has its value: the generated code checks, as it does for
+  Triton's launcher, and a change goes to Triton, which raises;
 - no launch hook installed (a profiler's hooks go through Triton's path);
 - a call whose values the C function cannot convert (a grid of numpy ints,
   a negative grid) or a thread with no current context goes through Triton's
@@ -171,9 +174,9 @@ def prepared(driver: Driver, entry: tuple, values: list[Any], passed: tuple[int,
     gz, stream, *passed values). None where Triton's launcher must run it."""
     from portagpu.runtime.triton_direct import scratch_pointers
 
-    run, function, _, compiled, used_globals, direct, cooperative, pdl = entry
+    run, function, _, compiled, _, direct, cooperative, pdl = entry
     scratch = scratch_pointers(run)
-    if direct is None or scratch is None or used_globals or cooperative or pdl:
+    if direct is None or scratch is None or cooperative or pdl:
         return None
     size = tuple(grid) + (1,) * (3 - len(grid))
     try:

@@ -215,7 +215,9 @@ def _launch_lines(
         *grid,
         *(
             [
-                f"if prepared is not None and {'' if trusted else 'on_gpu and '}{idle} and {driver_call}:",
+                # a global the kernel read at compile time that changed since: Triton's path raises
+                f"if prepared is not None and {'' if trusted else 'on_gpu and '}{idle} "
+                f"and not (entry[4] and globals_changed(entry[4])) and {driver_call}:",
                 "    return True",
             ]
             if driver

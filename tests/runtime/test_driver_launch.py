@@ -348,3 +348,19 @@ def test_portagpu_launch_leaves_a_grid_it_cannot_convert_to_tritons_launcher(dri
     portagpu.launch(driven_kernel, (np.int64(2),), x, x, 64, BLOCK=32)
     assert fake_driver.get("calls") == before
     assert [entry[0] for entry in driven_kernel.log] == ["native", "direct"]
+
+
+def test_a_kernel_reading_a_global_goes_to_the_driver_until_the_global_changes(driven_kernel, fake_driver):
+    scope = {"LIMIT": 1}  # a module constant the kernel read at compile time
+    driven_kernel.used_global_vals[("LIMIT", id(scope))] = (1, scope)
+    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
+                        trusted=True)
+    x = torch.zeros(64).as_subclass(OnGpu)
+    before = fake_driver.get("calls")
+    go(x, x)
+    go(x, x)
+    assert fake_driver.get("calls") == before + 1
+    scope["LIMIT"] = 2  # Triton compiles anew (or raises): its own dispatch sees the change
+    go(x, x)
+    assert fake_driver.get("calls") == before + 1
+    assert [entry[0] for entry in driven_kernel.log] == ["native", "native"]
