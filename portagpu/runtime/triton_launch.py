@@ -256,17 +256,16 @@ class TritonLauncher:
 
         Returns (fill, option names, constexpr flags) where fill lists, for each
         parameter after the positional ones, (True, meta key) or (False, default);
-        None when the call cannot be bound (Triton's own dispatch will say why)
-        or passes a non-constexpr parameter by keyword (rare: not cached)."""
+        None when the call cannot be bound (Triton's own dispatch will say why).
+        A parameter given by keyword, constexpr or not, is read from `meta` into
+        its position (real code passes tensors, strides and sizes by keyword:
+        Liger-Kernel's cross-entropy and KL kernels)."""
         names = self.names
         if nargs > len(names):
             return None
         fill = []
-        for name, default, is_constexpr in zip(names[nargs:], self.defaults[nargs:],
-                                               self.constexpr[nargs:], strict=True):
+        for name, default in zip(names[nargs:], self.defaults[nargs:], strict=True):
             if name in keys:
-                if not is_constexpr:
-                    return None
                 fill.append((True, name))
             elif default is _MISSING:
                 return None

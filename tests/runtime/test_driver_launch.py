@@ -364,3 +364,14 @@ def test_a_kernel_reading_a_global_goes_to_the_driver_until_the_global_changes(d
     go(x, x)
     assert fake_driver.get("calls") == before + 1
     assert [entry[0] for entry in driven_kernel.log] == ["native", "native"]
+
+
+def test_portagpu_launch_with_keyword_arguments_goes_to_the_driver(driven_kernel, fake_driver):
+    import portagpu
+
+    x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
+    portagpu.launch(driven_kernel, (2,), x, y=y, n=64, BLOCK=32)
+    before = fake_driver.get("calls")
+    portagpu.launch(driven_kernel, (2,), y, y=x, n=48, BLOCK=32)
+    assert fake_driver.get("calls") == before + 1
+    assert struct.unpack("<QQiiQQ", fake_driver.last(5)["params"]) == (y.data_ptr(), x.data_ptr(), 48, 0, 0, 0)

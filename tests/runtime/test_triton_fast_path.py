@@ -53,6 +53,19 @@ def test_a_new_specialisation_goes_through_triton(kernel, change):
     assert kinds(kernel) == ["native", "native", "fast"]
 
 
+def test_parameters_given_by_keyword_take_the_cached_launcher(kernel):
+    """Real code passes tensors and sizes by keyword: they are keyed and passed
+    in their positions as if given positionally."""
+    x, y = torch.zeros(64), torch.zeros(64)
+    portagpu.launch(kernel, (2,), x, y=y, n=64, BLOCK=32)
+    portagpu.launch(kernel, (2,), y, y=x, n=48, BLOCK=32)
+    assert kinds(kernel) == ["native", "fast"]
+    assert kernel.log[0][2:] == ((x,), {"y": y, "n": 64, "BLOCK": 32})  # Triton binds them itself
+    assert kernel.log[1][1][-5:] == (y, x, 48, 32, 7)
+    portagpu.launch(kernel, (2,), y, y=x, n=1, BLOCK=32)  # n == 1 by keyword: Triton's own specialisation
+    assert kinds(kernel) == ["native", "fast", "native"]
+
+
 def test_num_warps_is_part_of_the_key(kernel):
     x = torch.zeros(64)
     portagpu.launch(kernel, (1,), x, x, 64, BLOCK=32, num_warps=4)
