@@ -255,7 +255,7 @@ def driven_kernel(kernel, fake_driver, monkeypatch):
         def native(*args, **kwargs):
             compiled = original(self, grid)(*args, **kwargs)
             compiled.run, compiled.function = KnownWrapper(self.log), 0xF00
-            n = args[2]  # specialised as Triton does: 1 compiled in, beyond int32 an i64
+            n = args[2] if len(args) > 2 else kwargs["n"]  # specialised as Triton does: 1 compiled in, beyond int32 an i64
             kind = "constexpr" if n == 1 else "i32" if n < 2**31 else "i64"
             signature = {"x": "*fp32", "y": "*fp32", "n": kind, "BLOCK": "constexpr", "EXTRA": "constexpr"}
             compiled.src = types.SimpleNamespace(signature=signature, fn=self)
