@@ -50,13 +50,13 @@ def wrapper_digest(launcher_class: type) -> str | None:
 
 
 @cache
-def _known(launcher_class: type) -> bool:
-    return wrapper_digest(launcher_class) in KNOWN_WRAPPERS
+def _digest(launcher_class: type) -> str | None:
+    return wrapper_digest(launcher_class)  # reads the source: once per class
 
 
 @cache
-def _digest(launcher_class: type) -> str | None:
-    return wrapper_digest(launcher_class)  # reads the source: once per class
+def _known(launcher_class: type) -> bool:
+    return _digest(launcher_class) in KNOWN_WRAPPERS
 
 
 def scratch_pointers(run: Any) -> int | None:

@@ -270,10 +270,16 @@ def driven_kernel(kernel, fake_driver, monkeypatch):
     triton_direct._known.cache_clear()
 
 
+def prepare_add(kernel, trusted: bool = True):
+    """The stand-in kernel prepared as portagpu.kernels prepares its launches:
+    x and y per call; n = 48, BLOCK = 32, 4 warps and a 4-program grid fixed."""
+    return prepare_launch(kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
+                          trusted=trusted)
+
+
 @pytest.mark.parametrize("trusted", [True, False])
 def test_a_prepared_launch_goes_to_the_driver_after_its_first_compile(driven_kernel, fake_driver, trusted):
-    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
-                        trusted=trusted)
+    go = prepare_add(driven_kernel, trusted)
     x, y = torch.zeros(64).as_subclass(OnGpu), torch.zeros(64).as_subclass(OnGpu)
     before = fake_driver.get("calls")
     go(x, y)  # compiles through Triton
@@ -289,8 +295,7 @@ def test_a_prepared_launch_goes_to_the_driver_after_its_first_compile(driven_ker
 def test_a_launch_hook_or_no_context_keeps_tritons_launcher(driven_kernel, fake_driver, monkeypatch):
     from triton import knobs
 
-    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
-                        trusted=True)
+    go = prepare_add(driven_kernel)
     x = torch.zeros(64).as_subclass(OnGpu)
     go(x, x)
     fake_driver.set("context_present", 0)
@@ -307,8 +312,7 @@ def test_a_launch_hook_or_no_context_keeps_tritons_launcher(driven_kernel, fake_
 
 def test_the_switch_turns_driver_launches_off(driven_kernel, fake_driver, monkeypatch):
     monkeypatch.setenv(driver_launch.ENV_SWITCH, "0")
-    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
-                        trusted=True)
+    go = prepare_add(driven_kernel)
     x = torch.zeros(64).as_subclass(OnGpu)
     before = fake_driver.get("calls")
     go(x, x)
@@ -353,8 +357,7 @@ def test_portagpu_launch_leaves_a_grid_it_cannot_convert_to_tritons_launcher(dri
 def test_a_kernel_reading_a_global_goes_to_the_driver_until_the_global_changes(driven_kernel, fake_driver):
     scope = {"LIMIT": 1}  # a module constant the kernel read at compile time
     driven_kernel.used_global_vals[("LIMIT", id(scope))] = (1, scope)
-    go = prepare_launch(driven_kernel, (4,), (None, None, 48), (0, 1), num_warps=4, meta={"BLOCK": 32},
-                        trusted=True)
+    go = prepare_add(driven_kernel)
     x = torch.zeros(64).as_subclass(OnGpu)
     before = fake_driver.get("calls")
     go(x, x)
